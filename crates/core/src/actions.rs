@@ -1,0 +1,397 @@
+//! The actions of the Delta log (PROTOCOL.md "Actions") and their JSON form.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::{Error, Result};
+
+/// `map[string, string]` where some writers put `null` values: nulls are kept as `None`.
+pub type StringMap = BTreeMap<String, Option<String>>;
+
+fn null_as_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Describes a deletion vector attached to a data file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletionVectorDescriptor {
+    /// `u` (relative path with uuid), `i` (inline) or `p` (absolute path).
+    pub storage_type: String,
+    pub path_or_inline_dv: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i32>,
+    pub size_in_bytes: i32,
+    /// Number of rows the vector deletes.
+    pub cardinality: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_row_index: Option<i64>,
+}
+
+impl DeletionVectorDescriptor {
+    /// The unique id: storage type, path or inline data, and `@offset` when present.
+    pub fn unique_id(&self) -> String {
+        match self.offset {
+            Some(o) => format!("{}{}@{o}", self.storage_type, self.path_or_inline_dv),
+            None => format!("{}{}", self.storage_type, self.path_or_inline_dv),
+        }
+    }
+}
+
+/// A data file added to the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Add {
+    pub path: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub partition_values: StringMap,
+    pub size: i64,
+    #[serde(default)]
+    pub modification_time: i64,
+    #[serde(default)]
+    pub data_change: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<StringMap>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_row_id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_row_commit_version: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clustering_provider: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NumRecords {
+    num_records: Option<i64>,
+}
+
+impl Add {
+    /// `numRecords` from the file statistics, when the writer collected them.
+    pub fn num_records(&self) -> Option<i64> {
+        let stats = self.stats.as_deref()?;
+        serde_json::from_str::<NumRecords>(stats).ok()?.num_records
+    }
+
+    /// The statistics parsed as JSON, `None` without statistics or when they do not parse.
+    pub fn stats_json(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(self.stats.as_deref()?).ok()
+    }
+
+    /// The reconciliation key: path and deletion-vector unique id.
+    pub fn key(&self) -> FileKey {
+        FileKey::new(&self.path, self.deletion_vector.as_ref())
+    }
+}
+
+/// A data file removed from the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Remove {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<i64>,
+    #[serde(default)]
+    pub data_change: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_values: Option<StringMap>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_vector: Option<DeletionVectorDescriptor>,
+}
+
+impl Remove {
+    /// The reconciliation key: path and deletion-vector unique id.
+    pub fn key(&self) -> FileKey {
+        FileKey::new(&self.path, self.deletion_vector.as_ref())
+    }
+}
+
+/// A change data file (`cdc` action).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cdc {
+    pub path: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub partition_values: StringMap,
+    pub size: i64,
+    #[serde(default)]
+    pub data_change: bool,
+}
+
+/// The identity of a logical file for reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileKey {
+    pub path: String,
+    pub dv_id: Option<String>,
+}
+
+impl FileKey {
+    pub fn new(path: &str, dv: Option<&DeletionVectorDescriptor>) -> Self {
+        FileKey {
+            path: path.to_string(),
+            dv_id: dv.map(DeletionVectorDescriptor::unique_id),
+        }
+    }
+}
+
+/// The table's file format.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Format {
+    #[serde(default)]
+    pub provider: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub options: StringMap,
+}
+
+/// The `metaData` action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub format: Format,
+    pub schema_string: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub partition_columns: Vec<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub configuration: StringMap,
+    #[serde(default)]
+    pub created_time: Option<i64>,
+}
+
+impl Metadata {
+    /// A table property, `None` when unset or null.
+    pub fn property(&self, key: &str) -> Option<&str> {
+        self.configuration.get(key).and_then(|v| v.as_deref())
+    }
+}
+
+/// The `protocol` action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Protocol {
+    pub min_reader_version: i32,
+    pub min_writer_version: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_features: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_features: Option<Vec<String>>,
+}
+
+/// A transaction identifier (`txn`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Txn {
+    pub app_id: String,
+    pub version: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<i64>,
+}
+
+/// A `domainMetadata` action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomainMetadata {
+    pub domain: String,
+    #[serde(default)]
+    pub configuration: String,
+    #[serde(default)]
+    pub removed: bool,
+}
+
+/// A v2 checkpoint's reference to a sidecar file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sidecar {
+    pub path: String,
+    #[serde(default)]
+    pub size_in_bytes: i64,
+    #[serde(default)]
+    pub modification_time: i64,
+}
+
+/// One action of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Add(Add),
+    Remove(Remove),
+    Cdc(Cdc),
+    Metadata(Metadata),
+    Protocol(Protocol),
+    Txn(Txn),
+    DomainMetadata(DomainMetadata),
+    CommitInfo(serde_json::Map<String, serde_json::Value>),
+    Sidecar(Sidecar),
+    CheckpointMetadata { version: i64 },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckpointMetadataJson {
+    version: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ActionLine {
+    add: Option<Add>,
+    remove: Option<Remove>,
+    cdc: Option<Cdc>,
+    meta_data: Option<Metadata>,
+    protocol: Option<Protocol>,
+    txn: Option<Txn>,
+    domain_metadata: Option<DomainMetadata>,
+    commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+    sidecar: Option<Sidecar>,
+    checkpoint_metadata: Option<CheckpointMetadataJson>,
+}
+
+impl ActionLine {
+    fn into_action(self) -> Option<Action> {
+        let ActionLine {
+            add,
+            remove,
+            cdc,
+            meta_data,
+            protocol,
+            txn,
+            domain_metadata,
+            commit_info,
+            sidecar,
+            checkpoint_metadata,
+        } = self;
+        add.map(Action::Add)
+            .or_else(|| remove.map(Action::Remove))
+            .or_else(|| cdc.map(Action::Cdc))
+            .or_else(|| meta_data.map(Action::Metadata))
+            .or_else(|| protocol.map(Action::Protocol))
+            .or_else(|| txn.map(Action::Txn))
+            .or_else(|| domain_metadata.map(Action::DomainMetadata))
+            .or_else(|| commit_info.map(Action::CommitInfo))
+            .or_else(|| sidecar.map(Action::Sidecar))
+            .or_else(|| {
+                checkpoint_metadata.map(|c| Action::CheckpointMetadata { version: c.version })
+            })
+    }
+}
+
+/// Non-empty lines of a newline-delimited JSON log file, with 1-based line numbers.
+fn lines(data: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    data.split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix(b"\r").unwrap_or(l)))
+        .filter(|(_, l)| l.iter().any(|b| !b.is_ascii_whitespace()))
+}
+
+/// Parse a JSON commit (or JSON checkpoint / compaction) file. Lines holding an action
+/// type deltalens does not know are skipped, as the protocol allows.
+pub fn parse_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
+    let mut out = Vec::new();
+    for (line, text) in lines(data) {
+        let parsed: ActionLine =
+            serde_json::from_slice(text).map_err(|e| Error::InvalidAction {
+                path: path.to_string(),
+                line,
+                message: e.to_string(),
+            })?;
+        if let Some(a) = parsed.into_action() {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CommitInfoLine {
+    commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The `commitInfo` of a commit file without materialising its other actions.
+pub fn parse_commit_info(
+    path: &str,
+    data: &[u8],
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
+    for (line, text) in lines(data) {
+        let parsed: CommitInfoLine =
+            serde_json::from_slice(text).map_err(|e| Error::InvalidAction {
+                path: path.to_string(),
+                line,
+                message: e.to_string(),
+            })?;
+        if parsed.commit_info.is_some() {
+            return Ok(parsed.commit_info);
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMIT: &str = r#"{"commitInfo":{"timestamp":1,"operation":"WRITE","inCommitTimestamp":5}}
+{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
+{"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[]}","partitionColumns":[],"configuration":{"a":"1","b":null},"createdTime":3}}
+{"add":{"path":"p%20a.parquet","partitionValues":{"d":null},"size":10,"modificationTime":2,"dataChange":true,"stats":"{\"numRecords\":7}"}}
+
+{"remove":{"path":"old","deletionTimestamp":9,"dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab","offset":1,"sizeInBytes":3,"cardinality":2}}}
+{"someFutureAction":{"x":1}}
+"#;
+
+    #[test]
+    fn parses_every_action_kind() {
+        let actions = parse_actions("c.json", COMMIT.as_bytes()).unwrap();
+        assert_eq!(actions.len(), 5);
+        let Action::Add(add) = &actions[3] else {
+            panic!("expected add")
+        };
+        assert_eq!(add.num_records(), Some(7));
+        assert_eq!(add.partition_values.get("d"), Some(&None));
+        let Action::Remove(rm) = &actions[4] else {
+            panic!("expected remove")
+        };
+        assert_eq!(rm.key().dv_id.as_deref(), Some("uab@1"));
+        let Action::Metadata(md) = &actions[2] else {
+            panic!("expected metadata")
+        };
+        assert_eq!(md.property("a"), Some("1"));
+        assert_eq!(md.property("b"), None);
+        let info = parse_commit_info("c.json", COMMIT.as_bytes())
+            .unwrap()
+            .unwrap();
+        assert_eq!(info["operation"], "WRITE");
+    }
+
+    #[test]
+    fn bad_json_line_names_file_and_line() {
+        let data = b"{\"commitInfo\":{}}\n{\"add\":{\"path\":\"a\",\"size\":\n";
+        let err = parse_actions("_delta_log/00000000000000000003.json", data).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::InvalidAction { line: 2, .. }), "{msg}");
+        assert!(msg.contains("00000000000000000003.json line 2"), "{msg}");
+    }
+
+    #[test]
+    fn missing_required_field_is_an_error() {
+        let err = parse_actions("c.json", br#"{"add":{"path":"a"}}"#).unwrap_err();
+        assert!(err.to_string().contains("size"), "{err}");
+    }
+}

@@ -1,0 +1,98 @@
+use deltalens_storage::StorageError;
+
+/// Everything that can go wrong reading a Delta table.
+///
+/// Each variant says what happened, where, and what to try.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The storage backend failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+
+    /// There is no `_delta_log` with commits at the location.
+    #[error(
+        "no Delta table found: {location} has no _delta_log commits or checkpoints; check the path points at the table root"
+    )]
+    NotATable { location: String },
+
+    /// A commit needed to reconstruct the requested version is missing.
+    #[error(
+        "commit {version} is missing from _delta_log (needed to reconstruct version {target}); the log was cleaned up or is incomplete: try a version covered by a checkpoint"
+    )]
+    MissingVersion { version: u64, target: u64 },
+
+    /// The requested version is outside the range the log can reconstruct.
+    #[error(
+        "version {requested} cannot be read: this table can be read at versions {earliest} to {latest}"
+    )]
+    VersionOutOfRange {
+        requested: u64,
+        earliest: u64,
+        latest: u64,
+    },
+
+    /// The requested timestamp is outside the table's commit history.
+    #[error(
+        "no version of the table at {requested}: the timestamp is {relation} the {bound} commit; use a timestamp between {earliest} (version {earliest_version}) and {latest} (version {latest_version})"
+    )]
+    TimestampOutOfRange {
+        requested: String,
+        relation: &'static str,
+        bound: &'static str,
+        earliest: String,
+        earliest_version: u64,
+        latest: String,
+        latest_version: u64,
+    },
+
+    /// A timestamp argument could not be parsed.
+    #[error(
+        "cannot read timestamp {input:?}: {reason}; use ISO-8601 like 2023-09-10T12:00:00Z, 2023-09-10 12:00:00 (UTC) or a date like 2023-09-10"
+    )]
+    InvalidTimestamp { input: String, reason: String },
+
+    /// A line of a commit or checkpoint could not be parsed.
+    #[error("{path} line {line} is not a valid Delta action: {message}")]
+    InvalidAction {
+        path: String,
+        line: usize,
+        message: String,
+    },
+
+    /// A log file has an invalid structure (e.g. no protocol or metadata).
+    #[error("invalid Delta log at {path}: {message}")]
+    InvalidLog { path: String, message: String },
+
+    /// A Parquet file (checkpoint or sidecar) could not be read.
+    #[error("cannot read Parquet file {path}: {message}")]
+    Parquet { path: String, message: String },
+
+    /// The table needs a reader protocol version deltalens does not implement.
+    #[error("the table requires reader version {version}; deltalens reads reader versions 1 to 3")]
+    UnsupportedReaderVersion { version: i32 },
+
+    /// The table needs a reader feature deltalens does not implement.
+    #[error("the table requires the reader feature '{feature}', which deltalens does not support")]
+    UnsupportedFeature { feature: String },
+
+    /// The protocol action is malformed.
+    #[error("invalid protocol action: {message}")]
+    InvalidProtocol { message: String },
+
+    /// The table schema could not be parsed or converted.
+    #[error("invalid table schema: {message}")]
+    InvalidSchema { message: String },
+}
+
+impl Error {
+    pub(crate) fn parquet(path: &str, e: impl std::fmt::Display) -> Self {
+        Error::Parquet {
+            path: path.to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Result type of the core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,23 @@
+//! deltalens-core: Delta Lake protocol logic with no runtime, clock or network.
+//!
+//! Storage is reached only through [`deltalens_storage::Storage`]. Start with [`Table`].
+
+pub mod actions;
+pub mod checkpoint;
+pub mod error;
+pub mod history;
+pub mod log_path;
+pub mod log_segment;
+mod parquet_read;
+pub mod protocol;
+pub mod replay;
+pub mod schema;
+pub mod snapshot;
+pub mod table;
+pub mod time_travel;
+
+pub use deltalens_storage as storage;
+pub use error::{Error, Result};
+pub use history::HistoryEntry;
+pub use snapshot::Snapshot;
+pub use table::{Table, VersionSpec};

@@ -1,0 +1,347 @@
+//! Which log files make up a version of the table: listing `_delta_log/`, the
+//! `_last_checkpoint` hint, checkpoint choice and commit contiguity.
+
+use std::collections::BTreeMap;
+
+use deltalens_storage::{ObjectMeta, Storage};
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::log_path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind};
+
+/// A complete checkpoint: every file it consists of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub version: u64,
+    pub kind: CheckpointKind,
+    /// One file, or every part of a multi-part checkpoint in part order.
+    pub parts: Vec<ObjectMeta>,
+}
+
+/// What a listing of `_delta_log/` found.
+#[derive(Debug, Clone, Default)]
+pub struct LogListing {
+    /// Commit files by version.
+    pub commits: BTreeMap<u64, LogFile>,
+    /// The preferred complete checkpoint at each version that has one.
+    pub checkpoints: BTreeMap<u64, Checkpoint>,
+    /// True when the listing started at a checkpoint (from `_last_checkpoint`)
+    /// rather than at the beginning of the log.
+    pub partial: bool,
+}
+
+/// The files that reconstruct one version.
+#[derive(Debug, Clone)]
+pub struct LogSegment {
+    pub version: u64,
+    pub checkpoint: Option<Checkpoint>,
+    /// Commit files after the checkpoint up to `version`, ascending.
+    pub commits: Vec<LogFile>,
+}
+
+#[derive(Deserialize)]
+struct LastCheckpointHint {
+    version: u64,
+}
+
+/// Parse `_last_checkpoint`; `None` when it is not usable (corrupt input is not an error:
+/// the reader falls back to listing the whole log).
+pub fn parse_last_checkpoint(data: &[u8]) -> Option<u64> {
+    serde_json::from_slice::<LastCheckpointHint>(data)
+        .ok()
+        .map(|h| h.version)
+}
+
+fn rank(kind: &CheckpointKind) -> u8 {
+    match kind {
+        CheckpointKind::V2 { .. } => 0,
+        CheckpointKind::Classic => 1,
+        CheckpointKind::MultiPart { .. } => 2,
+    }
+}
+
+impl LogListing {
+    /// Build from listed objects (any order; stray files are ignored).
+    pub fn from_objects(objects: Vec<ObjectMeta>, partial: bool) -> LogListing {
+        let mut commits = BTreeMap::new();
+        // version -> candidate checkpoints; multi-part grouped by part count
+        let mut singles: BTreeMap<u64, Vec<Checkpoint>> = BTreeMap::new();
+        let mut multi: BTreeMap<(u64, u32), BTreeMap<u32, ObjectMeta>> = BTreeMap::new();
+        for f in objects.into_iter().filter_map(LogFile::parse) {
+            match &f.kind {
+                LogFileKind::Commit => {
+                    commits.insert(f.version, f);
+                }
+                LogFileKind::Checkpoint(CheckpointKind::MultiPart { part, parts }) => {
+                    multi
+                        .entry((f.version, *parts))
+                        .or_default()
+                        .insert(*part, f.meta);
+                }
+                LogFileKind::Checkpoint(kind) => {
+                    singles.entry(f.version).or_default().push(Checkpoint {
+                        version: f.version,
+                        kind: kind.clone(),
+                        parts: vec![f.meta],
+                    });
+                }
+                LogFileKind::Compaction { .. } | LogFileKind::Checksum => {}
+            }
+        }
+        for ((version, parts), found) in multi {
+            // Readers must ignore multi-part checkpoints with missing parts.
+            if found.len() as u32 == parts && (1..=parts).all(|p| found.contains_key(&p)) {
+                singles.entry(version).or_default().push(Checkpoint {
+                    version,
+                    kind: CheckpointKind::MultiPart { part: 1, parts },
+                    parts: found.into_values().collect(),
+                });
+            }
+        }
+        let checkpoints = singles
+            .into_iter()
+            .filter_map(|(v, mut c)| {
+                c.sort_by_key(|c| rank(&c.kind));
+                c.into_iter().next().map(|c| (v, c))
+            })
+            .collect();
+        LogListing {
+            commits,
+            checkpoints,
+            partial,
+        }
+    }
+
+    /// The newest version the log has.
+    pub fn latest_version(&self) -> Option<u64> {
+        let c = self.commits.keys().next_back().copied();
+        let k = self.checkpoints.keys().next_back().copied();
+        c.max(k)
+    }
+
+    /// The oldest version that can be reconstructed: version 0 when its commit exists,
+    /// else the oldest checkpoint.
+    pub fn earliest_version(&self) -> Option<u64> {
+        if self.commits.contains_key(&0) {
+            return Some(0);
+        }
+        let first_cp = self.checkpoints.keys().next().copied();
+        first_cp.or_else(|| self.commits.keys().next().copied())
+    }
+
+    /// The files reconstructing `version` (latest when `None`).
+    pub fn segment(&self, version: Option<u64>, location: &str) -> Result<LogSegment> {
+        let latest = self.latest_version().ok_or_else(|| Error::NotATable {
+            location: location.to_string(),
+        })?;
+        let earliest = self.earliest_version().unwrap_or(latest);
+        let target = version.unwrap_or(latest);
+        if target > latest || target < earliest {
+            return Err(Error::VersionOutOfRange {
+                requested: target,
+                earliest,
+                latest,
+            });
+        }
+        let checkpoint = self
+            .checkpoints
+            .range(..=target)
+            .next_back()
+            .map(|(_, c)| c.clone());
+        let start = checkpoint.as_ref().map_or(0, |c| c.version + 1);
+        let mut commits = Vec::with_capacity((target + 1).saturating_sub(start) as usize);
+        for v in start..=target {
+            match self.commits.get(&v) {
+                Some(f) => commits.push(f.clone()),
+                None => {
+                    return Err(Error::MissingVersion { version: v, target });
+                }
+            }
+        }
+        Ok(LogSegment {
+            version: target,
+            checkpoint,
+            commits,
+        })
+    }
+}
+
+/// How many log files are fetched at once.
+pub const FETCH_CONCURRENCY: usize = 32;
+
+/// Fetch whole files concurrently (at most [`FETCH_CONCURRENCY`] at a time), in order.
+pub async fn read_files<S: Storage + ?Sized>(
+    storage: &S,
+    paths: impl IntoIterator<Item = &str>,
+) -> Result<Vec<bytes::Bytes>> {
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(paths)
+        .map(|p| storage.get(p))
+        .buffered(FETCH_CONCURRENCY)
+        .map_err(Error::from)
+        .try_collect()
+        .await
+}
+
+/// List the whole log.
+pub async fn list_log<S: Storage + ?Sized>(storage: &S) -> Result<LogListing> {
+    let objects = storage.list(LOG_DIR, None).await?;
+    Ok(LogListing::from_objects(objects, false))
+}
+
+/// List the log from the checkpoint named by `_last_checkpoint`, falling back to a full
+/// listing when the hint is missing, corrupt or names a checkpoint that is not there.
+pub async fn list_log_from_hint<S: Storage + ?Sized>(storage: &S) -> Result<LogListing> {
+    let hint = match storage.get(LAST_CHECKPOINT).await {
+        Ok(data) => parse_last_checkpoint(&data),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(v) = hint {
+        let start_after = format!("{LOG_DIR}{v:020}");
+        let objects = storage.list(LOG_DIR, Some(&start_after)).await?;
+        let listing = LogListing::from_objects(objects, true);
+        if listing.checkpoints.contains_key(&v) {
+            return Ok(listing);
+        }
+    }
+    list_log(storage).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(names: &[&str]) -> LogListing {
+        LogListing::from_objects(
+            names
+                .iter()
+                .map(|n| ObjectMeta {
+                    path: format!("{LOG_DIR}{n}"),
+                    size: 10,
+                    last_modified_ms: Some(0),
+                })
+                .collect(),
+            false,
+        )
+    }
+
+    fn c(v: u64) -> String {
+        format!("{v:020}.json")
+    }
+
+    #[test]
+    fn latest_segment_uses_newest_checkpoint() {
+        let names: Vec<String> = (0..=12)
+            .map(c)
+            .chain(["00000000000000000010.checkpoint.parquet".to_string()])
+            .chain(["00000000000000000005.checkpoint.parquet".to_string()])
+            .collect();
+        let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        let l = listing(&refs);
+        let s = l.segment(None, "t").unwrap();
+        assert_eq!(s.version, 12);
+        assert_eq!(s.checkpoint.as_ref().unwrap().version, 10);
+        assert_eq!(
+            s.commits.iter().map(|c| c.version).collect::<Vec<_>>(),
+            [11, 12]
+        );
+        // time travel never uses a newer checkpoint
+        let s = l.segment(Some(7), "t").unwrap();
+        assert_eq!(s.checkpoint.as_ref().unwrap().version, 5);
+        assert_eq!(s.commits.len(), 2);
+        let s = l.segment(Some(3), "t").unwrap();
+        assert!(s.checkpoint.is_none());
+        assert_eq!(s.commits.len(), 4);
+    }
+
+    #[test]
+    fn incomplete_multi_part_checkpoint_is_ignored() {
+        let l = listing(&[
+            &c(0),
+            &c(1),
+            &c(2),
+            "00000000000000000001.checkpoint.0000000001.0000000002.parquet",
+            "00000000000000000001.checkpoint.0000000002.0000000002.parquet",
+            "00000000000000000002.checkpoint.0000000001.0000000003.parquet",
+            "00000000000000000002.checkpoint.0000000003.0000000003.parquet",
+        ]);
+        let s = l.segment(None, "t").unwrap();
+        let cp = s.checkpoint.unwrap();
+        assert_eq!(cp.version, 1);
+        assert_eq!(cp.parts.len(), 2);
+        assert_eq!(s.commits.len(), 1);
+    }
+
+    #[test]
+    fn missing_commit_is_named() {
+        let l = listing(&[&c(0), &c(1), &c(3)]);
+        let e = l.segment(None, "t").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::MissingVersion {
+                    version: 2,
+                    target: 3
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("commit 2 is missing"));
+        l.segment(Some(1), "t").unwrap();
+    }
+
+    #[test]
+    fn out_of_range_and_empty() {
+        let l = listing(&[&c(5), &c(6), "00000000000000000005.checkpoint.parquet"]);
+        assert_eq!(l.earliest_version(), Some(5));
+        let e = l.segment(Some(2), "t").unwrap_err();
+        assert!(matches!(
+            e,
+            Error::VersionOutOfRange {
+                requested: 2,
+                earliest: 5,
+                latest: 6
+            }
+        ));
+        assert!(matches!(
+            l.segment(Some(9), "t"),
+            Err(Error::VersionOutOfRange { .. })
+        ));
+        assert!(matches!(
+            listing(&["_last_checkpoint", "x.tmp"]).segment(None, "t"),
+            Err(Error::NotATable { .. })
+        ));
+    }
+
+    #[test]
+    fn v2_checkpoint_preferred_and_stray_files_ignored() {
+        let l = listing(&[
+            &c(0),
+            &c(1),
+            &c(2),
+            "00000000000000000002.checkpoint.parquet",
+            "00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.json",
+            "00000000000000000000.crc",
+            "00000000000000000000.00000000000000000001.compacted.json",
+            ".tmp",
+        ]);
+        let s = l.segment(None, "t").unwrap();
+        assert!(matches!(
+            s.checkpoint.unwrap().kind,
+            CheckpointKind::V2 { json: true, .. }
+        ));
+        assert!(s.commits.is_empty());
+    }
+
+    #[test]
+    fn last_checkpoint_hint_parsing() {
+        assert_eq!(
+            parse_last_checkpoint(br#"{"version":10,"size":3}"#),
+            Some(10)
+        );
+        assert_eq!(parse_last_checkpoint(b"{\"version\":"), None);
+        assert_eq!(parse_last_checkpoint(b""), None);
+        assert_eq!(parse_last_checkpoint(br#"{"version":-1}"#), None);
+    }
+}

@@ -1,0 +1,201 @@
+//! Reading Parquet files over [`Storage`] with the parquet crate's push decoders:
+//! the footer by one suffix range, then only the projected column chunks, with
+//! neighbouring ranges coalesced into one request.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use deltalens_storage::{ByteRange, Storage};
+use futures::future::try_join_all;
+use parquet::DecodeResult;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
+use parquet::schema::types::SchemaDescriptor;
+
+use crate::error::{Error, Result};
+
+/// How many bytes from the end of a file the first request fetches: footers of
+/// checkpoints are usually smaller, so one request reads them.
+const FOOTER_GUESS: u64 = 64 * 1024;
+/// Ranges closer than this are fetched in one request.
+const COALESCE_GAP: u64 = 1024 * 1024;
+/// Files this small are fetched whole in one request.
+const SMALL_FILE: u64 = 256 * 1024;
+
+/// Which leaf columns to read: those under one of `include` (a path prefix such as
+/// `["add"]`) but under none of `exclude`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Columns<'a> {
+    pub include: &'a [&'a [&'a str]],
+    pub exclude: &'a [&'a [&'a str]],
+}
+
+impl Columns<'_> {
+    fn mask(&self, schema: &SchemaDescriptor) -> ProjectionMask {
+        let starts = |parts: &[String], prefix: &[&str]| {
+            parts.len() >= prefix.len() && parts.iter().zip(prefix).all(|(a, b)| a == b)
+        };
+        let leaves = schema.columns().iter().enumerate().filter_map(|(i, c)| {
+            let parts = c.path().parts();
+            let inc = self.include.iter().any(|p| starts(parts, p));
+            let exc = self.exclude.iter().any(|p| starts(parts, p));
+            (inc && !exc).then_some(i)
+        });
+        ProjectionMask::leaves(schema, leaves.collect::<Vec<_>>())
+    }
+}
+
+/// Merge ranges whose gap is at most `gap`; returns merged ranges (sorted).
+pub(crate) fn coalesce(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
+    let mut sorted: Vec<Range<u64>> = ranges.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
+    for r in sorted {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(gap) => {
+                last.end = last.end.max(r.end);
+            }
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// Fetch `ranges` of `path`, coalescing neighbours, and return one buffer per
+/// requested range.
+async fn fetch_ranges<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    ranges: &[Range<u64>],
+) -> Result<Vec<Bytes>> {
+    let merged = coalesce(ranges, COALESCE_GAP);
+    let fetched = try_join_all(
+        merged
+            .iter()
+            .map(|r| storage.get_range(path, ByteRange::Bounded(r.clone()))),
+    )
+    .await?;
+    ranges
+        .iter()
+        .map(|r| {
+            let (m, data) = merged
+                .iter()
+                .zip(&fetched)
+                .find(|(m, _)| m.start <= r.start && r.end <= m.end)
+                .ok_or_else(|| Error::parquet(path, "internal: range not covered"))?;
+            let start = (r.start - m.start) as usize;
+            let end = (r.end - m.start) as usize;
+            if end > data.len() {
+                return Err(Error::parquet(
+                    path,
+                    format!(
+                        "short read: wanted {r:?}, the store returned {} bytes",
+                        data.len()
+                    ),
+                ));
+            }
+            Ok(data.slice(start..end))
+        })
+        .collect()
+}
+
+/// Read the footer of the Parquet file at `path` (`size` bytes). Returns the metadata and
+/// any bytes already fetched (offset, data) so they can be reused.
+async fn read_metadata<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+) -> Result<(ParquetMetaData, u64, Bytes)> {
+    let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
+        .map_err(|e| Error::parquet(path, e))?
+        .with_page_index_policy(PageIndexPolicy::Skip);
+    let (start, first) = if size <= SMALL_FILE {
+        (0, storage.get(path).await?)
+    } else {
+        let n = FOOTER_GUESS.min(size);
+        (
+            size - n,
+            storage
+                .get_range(path, ByteRange::Bounded(size - n..size))
+                .await?,
+        )
+    };
+    if first.len() as u64 != size - start {
+        return Err(Error::parquet(
+            path,
+            format!(
+                "the store returned {} bytes for a range of {} (file size {size})",
+                first.len(),
+                size - start
+            ),
+        ));
+    }
+    decoder
+        .push_range(start..size, first.clone())
+        .map_err(|e| Error::parquet(path, e))?;
+    loop {
+        match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
+            DecodeResult::Data(md) => return Ok((md, start, first)),
+            DecodeResult::NeedsData(ranges) => {
+                let data = fetch_ranges(storage, path, &ranges).await?;
+                decoder
+                    .push_ranges(ranges, data)
+                    .map_err(|e| Error::parquet(path, e))?;
+            }
+            DecodeResult::Finished => {
+                return Err(Error::parquet(path, "no metadata in footer"));
+            }
+        }
+    }
+}
+
+/// Read the selected columns of every row of the Parquet file at `path`.
+pub(crate) async fn read_parquet<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+    columns: Columns<'_>,
+) -> Result<Vec<RecordBatch>> {
+    let (metadata, tail_start, tail) = read_metadata(storage, path, size).await?;
+    let metadata = Arc::new(metadata);
+    let mask = columns.mask(metadata.file_metadata().schema_descr());
+    let mut decoder = ParquetPushDecoderBuilder::try_new_decoder(metadata)
+        .map_err(|e| Error::parquet(path, e))?
+        .with_projection(mask)
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    // What the footer request already brought (the whole file when it is small).
+    decoder
+        .push_range(tail_start..size, tail)
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut batches = Vec::new();
+    loop {
+        match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
+            DecodeResult::Data(batch) => batches.push(batch),
+            DecodeResult::NeedsData(ranges) => {
+                let data = fetch_ranges(storage, path, &ranges).await?;
+                decoder
+                    .push_ranges(ranges, data)
+                    .map_err(|e| Error::parquet(path, e))?;
+            }
+            DecodeResult::Finished => return Ok(batches),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalesces_neighbouring_ranges() {
+        assert_eq!(coalesce(&[10..20, 0..5, 6..8], 1), vec![0..8, 10..20]);
+        assert_eq!(coalesce(&[0..5, 100..200], 10), vec![0..5, 100..200]);
+        assert_eq!(coalesce(&[0..50, 10..20], 0), vec![0..50]);
+        assert!(coalesce(&[], 5).is_empty());
+    }
+}

@@ -1,0 +1,183 @@
+//! Action reconciliation (PROTOCOL.md "Action Reconciliation"), replaying newest first:
+//! the first protocol / metaData / txn per app / domain seen wins, and a logical file
+//! `(path, deletion vector id)` is active when the newest action naming it is an `add`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::actions::{Action, Add, DomainMetadata, FileKey, Metadata, Protocol, Txn};
+
+/// State accumulated while replaying from the newest commit to the checkpoint.
+#[derive(Debug, Default)]
+pub struct Replay {
+    seen: HashSet<FileKey>,
+    files: Vec<Add>,
+    protocol: Option<Protocol>,
+    metadata: Option<Metadata>,
+    txns: BTreeMap<String, Txn>,
+    domains: BTreeMap<String, Option<DomainMetadata>>,
+}
+
+/// The reconciled state of a table version.
+#[derive(Debug, Clone)]
+pub struct ReplayResult {
+    pub files: Vec<Add>,
+    pub protocol: Option<Protocol>,
+    pub metadata: Option<Metadata>,
+    pub txns: BTreeMap<String, Txn>,
+    /// Live domain metadata (tombstones dropped).
+    pub domain_metadata: BTreeMap<String, DomainMetadata>,
+}
+
+impl Replay {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True once protocol and metadata are known (older files cannot change them).
+    pub fn has_protocol_and_metadata(&self) -> bool {
+        self.protocol.is_some() && self.metadata.is_some()
+    }
+
+    fn non_file(&mut self, a: Action) {
+        match a {
+            Action::Protocol(p) => {
+                self.protocol.get_or_insert(p);
+            }
+            Action::Metadata(m) => {
+                self.metadata.get_or_insert(m);
+            }
+            Action::Txn(t) => {
+                self.txns.entry(t.app_id.clone()).or_insert(t);
+            }
+            Action::DomainMetadata(d) => {
+                let live = (!d.removed).then(|| d.clone());
+                self.domains.entry(d.domain).or_insert(live);
+            }
+            _ => {}
+        }
+    }
+
+    /// Apply one commit's actions. Commits must be applied newest first.
+    pub fn commit(&mut self, actions: Vec<Action>) {
+        for a in actions {
+            match a {
+                Action::Add(add) => {
+                    if self.seen.insert(add.key()) {
+                        self.files.push(add);
+                    }
+                }
+                Action::Remove(rm) => {
+                    self.seen.insert(rm.key());
+                }
+                other => self.non_file(other),
+            }
+        }
+    }
+
+    /// Apply the checkpoint's actions, after every newer commit. Its removes are only
+    /// tombstones for VACUUM and its adds are already reconciled among themselves.
+    pub fn checkpoint(&mut self, actions: Vec<Action>) {
+        for a in actions {
+            match a {
+                Action::Add(add) => {
+                    if self.seen.is_empty() || !self.seen.contains(&add.key()) {
+                        self.files.push(add);
+                    }
+                }
+                Action::Remove(_) => {}
+                other => self.non_file(other),
+            }
+        }
+    }
+
+    pub fn finish(self) -> ReplayResult {
+        ReplayResult {
+            files: self.files,
+            protocol: self.protocol,
+            metadata: self.metadata,
+            txns: self.txns,
+            domain_metadata: self
+                .domains
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::parse_actions;
+
+    fn acts(s: &str) -> Vec<Action> {
+        parse_actions("t", s.as_bytes()).unwrap()
+    }
+
+    fn paths(r: &ReplayResult) -> Vec<String> {
+        let mut p: Vec<_> = r
+            .files
+            .iter()
+            .map(|a| match &a.deletion_vector {
+                Some(d) => format!("{}#{}", a.path, d.unique_id()),
+                None => a.path.clone(),
+            })
+            .collect();
+        p.sort();
+        p
+    }
+
+    #[test]
+    fn newest_action_per_logical_file_wins() {
+        let mut r = Replay::new();
+        // v3: DV update of b: remove (b, none), add (b, dv1)
+        r.commit(acts(
+            r#"{"remove":{"path":"b","dataChange":true}}
+{"add":{"path":"b","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"x","offset":1,"sizeInBytes":2,"cardinality":1}}}
+{"txn":{"appId":"app","version":9}}
+{"domainMetadata":{"domain":"d1","configuration":"{}","removed":true}}"#,
+        ));
+        // v2: remove a, re-add c
+        r.commit(acts(
+            r#"{"remove":{"path":"a","dataChange":true}}
+{"add":{"path":"c","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
+{"txn":{"appId":"app","version":8}}
+{"metaData":{"id":"new","schemaString":"{}","format":{"provider":"parquet"}}}"#,
+        ));
+        // checkpoint at v1: a, b, c (older c), plus a tombstone
+        r.checkpoint(acts(
+            r#"{"add":{"path":"a","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
+{"add":{"path":"b","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
+{"add":{"path":"c","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
+{"remove":{"path":"z","dataChange":false}}
+{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
+{"metaData":{"id":"old","schemaString":"{}","format":{"provider":"parquet"}}}
+{"domainMetadata":{"domain":"d1","configuration":"{}","removed":false}}
+{"domainMetadata":{"domain":"d2","configuration":"{\"k\":1}","removed":false}}"#,
+        ));
+        let res = r.finish();
+        assert_eq!(paths(&res), ["b#ux@1", "c"]);
+        assert_eq!(res.metadata.unwrap().id, "new");
+        assert_eq!(res.protocol.unwrap().min_writer_version, 2);
+        assert_eq!(res.txns["app"].version, 9);
+        assert_eq!(
+            res.domain_metadata.keys().collect::<Vec<_>>(),
+            [&"d2".to_string()]
+        );
+    }
+
+    #[test]
+    fn re_added_file_after_remove_is_active() {
+        let mut r = Replay::new();
+        r.commit(acts(
+            r#"{"add":{"path":"a","size":2,"partitionValues":{},"modificationTime":0,"dataChange":true}}"#,
+        ));
+        r.commit(acts(r#"{"remove":{"path":"a","dataChange":true}}"#));
+        r.commit(acts(
+            r#"{"add":{"path":"a","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}"#,
+        ));
+        let res = r.finish();
+        assert_eq!(res.files.len(), 1);
+        assert_eq!(res.files[0].size, 2);
+    }
+}

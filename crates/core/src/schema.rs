@@ -1,0 +1,328 @@
+//! The Delta table schema (PROTOCOL.md "Schema Serialization Format") and its Arrow form.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, TimeUnit};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Field metadata key of the column-mapping physical name.
+pub const PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
+/// Field metadata key of the column-mapping field id.
+pub const FIELD_ID_KEY: &str = "delta.columnMapping.id";
+/// Arrow field metadata key the parquet crate uses for field ids.
+pub const PARQUET_FIELD_ID_KEY: &str = "PARQUET:field_id";
+
+/// A struct type: the table schema itself, or a nested struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StructType {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub fields: Vec<StructField>,
+}
+
+/// One field of a struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StructField {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub data_type: DataType,
+    #[serde(default = "yes")]
+    pub nullable: bool,
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An array type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArrayType {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub element_type: DataType,
+    #[serde(default = "yes")]
+    pub contains_null: bool,
+}
+
+/// A map type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MapType {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub key_type: DataType,
+    pub value_type: DataType,
+    #[serde(default = "yes")]
+    pub value_contains_null: bool,
+}
+
+/// A Delta data type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DataType {
+    Primitive(String),
+    Struct(Box<StructType>),
+    Array(Box<ArrayType>),
+    Map(Box<MapType>),
+}
+
+impl DataType {
+    /// The compact type string, e.g. `decimal(10,2)` or `array<struct<a:integer>>`.
+    pub fn type_string(&self) -> String {
+        match self {
+            DataType::Primitive(p) => p.clone(),
+            DataType::Struct(s) => format!(
+                "struct<{}>",
+                s.fields
+                    .iter()
+                    .map(|f| format!("{}:{}", f.name, f.data_type.type_string()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            DataType::Array(a) => format!("array<{}>", a.element_type.type_string()),
+            DataType::Map(m) => format!(
+                "map<{},{}>",
+                m.key_type.type_string(),
+                m.value_type.type_string()
+            ),
+        }
+    }
+}
+
+impl StructField {
+    /// The column-mapping physical name, when the table uses column mapping.
+    pub fn physical_name(&self) -> Option<&str> {
+        self.metadata
+            .get(PHYSICAL_NAME_KEY)
+            .and_then(|v| v.as_str())
+    }
+
+    /// The column-mapping field id.
+    pub fn field_id(&self) -> Option<i64> {
+        self.metadata.get(FIELD_ID_KEY).and_then(|v| v.as_i64())
+    }
+
+    /// The field's comment, when it has one.
+    pub fn comment(&self) -> Option<&str> {
+        self.metadata.get("comment").and_then(|v| v.as_str())
+    }
+}
+
+/// The table schema: parsed from `metaData.schemaString`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableSchema {
+    pub root: StructType,
+    /// The schema JSON exactly as written (field and key order preserved).
+    pub raw: serde_json::Value,
+}
+
+impl TableSchema {
+    /// Parse `metaData.schemaString`.
+    pub fn parse(schema_string: &str) -> Result<TableSchema> {
+        let raw: serde_json::Value =
+            serde_json::from_str(schema_string).map_err(|e| Error::InvalidSchema {
+                message: format!("schemaString is not JSON: {e}"),
+            })?;
+        let root: StructType =
+            serde_json::from_value(raw.clone()).map_err(|e| Error::InvalidSchema {
+                message: format!("schemaString is not a Delta struct type: {e}"),
+            })?;
+        if root.type_name != "struct" {
+            return Err(Error::InvalidSchema {
+                message: format!(
+                    "the schema's type is {:?}, expected \"struct\"",
+                    root.type_name
+                ),
+            });
+        }
+        // Validate every type once so later conversions cannot fail on bad input.
+        to_arrow_fields(&root)?;
+        Ok(TableSchema { root, raw })
+    }
+
+    pub fn fields(&self) -> &[StructField] {
+        &self.root.fields
+    }
+
+    /// The schema as Arrow, with logical names; column-mapping physical names and field
+    /// ids are kept as field metadata (`delta.columnMapping.physicalName`, `PARQUET:field_id`).
+    pub fn to_arrow(&self) -> Result<Schema> {
+        Ok(Schema::new(to_arrow_fields(&self.root)?))
+    }
+}
+
+fn to_arrow_fields(s: &StructType) -> Result<Fields> {
+    s.fields
+        .iter()
+        .map(to_arrow_field)
+        .collect::<Result<Vec<Field>>>()
+        .map(Fields::from)
+}
+
+fn to_arrow_field(f: &StructField) -> Result<Field> {
+    let mut md = HashMap::new();
+    if let Some(p) = f.physical_name() {
+        md.insert(PHYSICAL_NAME_KEY.to_string(), p.to_string());
+    }
+    if let Some(id) = f.field_id() {
+        md.insert(PARQUET_FIELD_ID_KEY.to_string(), id.to_string());
+    }
+    if let Some(c) = f.comment() {
+        md.insert("comment".to_string(), c.to_string());
+    }
+    Ok(Field::new(&f.name, to_arrow_type(&f.data_type)?, f.nullable).with_metadata(md))
+}
+
+/// Convert a Delta type to its Arrow type.
+pub fn to_arrow_type(t: &DataType) -> Result<ArrowType> {
+    Ok(match t {
+        DataType::Primitive(p) => primitive_to_arrow(p)?,
+        DataType::Struct(s) => ArrowType::Struct(to_arrow_fields(s)?),
+        DataType::Array(a) => ArrowType::List(Arc::new(Field::new(
+            "element",
+            to_arrow_type(&a.element_type)?,
+            a.contains_null,
+        ))),
+        DataType::Map(m) => ArrowType::Map(
+            Arc::new(Field::new(
+                "key_value",
+                ArrowType::Struct(Fields::from(vec![
+                    Field::new("key", to_arrow_type(&m.key_type)?, false),
+                    Field::new(
+                        "value",
+                        to_arrow_type(&m.value_type)?,
+                        m.value_contains_null,
+                    ),
+                ])),
+                false,
+            )),
+            false,
+        ),
+    })
+}
+
+fn primitive_to_arrow(p: &str) -> Result<ArrowType> {
+    Ok(match p {
+        "string" => ArrowType::Utf8,
+        "long" => ArrowType::Int64,
+        "integer" => ArrowType::Int32,
+        "short" => ArrowType::Int16,
+        "byte" => ArrowType::Int8,
+        "float" => ArrowType::Float32,
+        "double" => ArrowType::Float64,
+        "boolean" => ArrowType::Boolean,
+        "binary" => ArrowType::Binary,
+        "date" => ArrowType::Date32,
+        "timestamp" => ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        "timestamp_ntz" => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        "void" => ArrowType::Null,
+        "variant" => ArrowType::Struct(Fields::from(vec![
+            Field::new("value", ArrowType::Binary, false),
+            Field::new("metadata", ArrowType::Binary, false),
+        ])),
+        other => {
+            if let Some((p, s)) = parse_decimal(other) {
+                ArrowType::Decimal128(p, s)
+            } else {
+                return Err(Error::InvalidSchema {
+                    message: format!("unknown Delta type {other:?}"),
+                });
+            }
+        }
+    })
+}
+
+fn parse_decimal(s: &str) -> Option<(u8, i8)> {
+    let inner = s.strip_prefix("decimal(")?.strip_suffix(')')?;
+    let (p, sc) = inner.split_once(',')?;
+    let p: u8 = p.trim().parse().ok()?;
+    let sc: i8 = sc.trim().parse().ok()?;
+    (1..=38).contains(&p).then_some(())?;
+    (0..=p as i8).contains(&sc).then_some((p, sc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = r#"{"type":"struct","fields":[
+      {"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1","comment":"key"}},
+      {"name":"price","type":"decimal(10,2)","nullable":true,"metadata":{}},
+      {"name":"ts","type":"timestamp","nullable":true,"metadata":{}},
+      {"name":"ntz","type":"timestamp_ntz","nullable":true,"metadata":{}},
+      {"name":"s","type":{"type":"struct","fields":[{"name":"a","type":"integer","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},
+      {"name":"arr","type":{"type":"array","elementType":{"type":"struct","fields":[{"name":"b","type":"byte","nullable":true,"metadata":{}}]},"containsNull":false},"nullable":true,"metadata":{}},
+      {"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"double","containsNull":true},"valueContainsNull":true},"nullable":true,"metadata":{}},
+      {"name":"v","type":"variant","nullable":true,"metadata":{}}
+    ]}"#;
+
+    #[test]
+    fn type_strings() {
+        let s = TableSchema::parse(SCHEMA).unwrap();
+        let t: Vec<_> = s
+            .fields()
+            .iter()
+            .map(|f| f.data_type.type_string())
+            .collect();
+        assert_eq!(
+            t,
+            [
+                "long",
+                "decimal(10,2)",
+                "timestamp",
+                "timestamp_ntz",
+                "struct<a:integer>",
+                "array<struct<b:byte>>",
+                "map<string,array<double>>",
+                "variant"
+            ]
+        );
+        assert_eq!(s.fields()[0].physical_name(), Some("col-1"));
+        assert_eq!(s.fields()[0].field_id(), Some(1));
+    }
+
+    #[test]
+    fn arrow_conversion() {
+        let s = TableSchema::parse(SCHEMA).unwrap().to_arrow().unwrap();
+        let id = s.field(0);
+        assert_eq!(id.data_type(), &ArrowType::Int64);
+        assert!(!id.is_nullable());
+        assert_eq!(id.metadata()[PARQUET_FIELD_ID_KEY], "1");
+        assert_eq!(id.metadata()[PHYSICAL_NAME_KEY], "col-1");
+        assert_eq!(s.field(1).data_type(), &ArrowType::Decimal128(10, 2));
+        assert_eq!(
+            s.field(2).data_type(),
+            &ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
+        assert_eq!(
+            s.field(3).data_type(),
+            &ArrowType::Timestamp(TimeUnit::Microsecond, None)
+        );
+        let ArrowType::List(el) = s.field(5).data_type() else {
+            panic!("list")
+        };
+        assert!(!el.is_nullable());
+        assert!(matches!(s.field(6).data_type(), ArrowType::Map(_, false)));
+    }
+
+    #[test]
+    fn invalid_schemas_are_errors() {
+        for bad in [
+            "not json",
+            r#"{"type":"struct","fields":[{"name":"a","type":"uint128","nullable":true,"metadata":{}}]}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":"decimal(40,2)","nullable":true,"metadata":{}}]}"#,
+            r#"{"type":"array","fields":[]}"#,
+        ] {
+            assert!(
+                matches!(TableSchema::parse(bad), Err(Error::InvalidSchema { .. })),
+                "{bad}"
+            );
+        }
+    }
+}

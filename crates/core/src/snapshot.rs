@@ -1,0 +1,159 @@
+//! A table version: its protocol, metadata, schema and active files.
+
+use std::collections::BTreeMap;
+
+use deltalens_storage::Storage;
+
+use crate::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Txn, parse_actions};
+use crate::checkpoint::{CheckpointRead, read_checkpoint};
+use crate::error::{Error, Result};
+use crate::log_segment::{FETCH_CONCURRENCY, LogSegment, read_files};
+use crate::protocol::check_readable;
+use crate::replay::Replay;
+use crate::schema::TableSchema;
+
+/// The state of a table at one version.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub version: u64,
+    pub protocol: Protocol,
+    pub metadata: Metadata,
+    pub schema: TableSchema,
+    /// Active data files, sorted by path.
+    pub files: Vec<Add>,
+    pub txns: BTreeMap<String, Txn>,
+    pub domain_metadata: BTreeMap<String, DomainMetadata>,
+    /// The `commitInfo` of this version's commit, when its commit file still exists.
+    pub commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The version of the checkpoint the snapshot was built from, if any.
+    pub checkpoint_version: Option<u64>,
+}
+
+fn commit_info_of(actions: &[Action]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    actions.iter().find_map(|a| match a {
+        Action::CommitInfo(c) => Some(c.clone()),
+        _ => None,
+    })
+}
+
+fn require<T>(v: Option<T>, segment: &LogSegment, what: &str) -> Result<T> {
+    v.ok_or_else(|| Error::InvalidLog {
+        path: format!("_delta_log (version {})", segment.version),
+        message: format!("no {what} action found in the log; the table is corrupt or incomplete"),
+    })
+}
+
+impl Snapshot {
+    /// Replay `segment`: its JSON commits (fetched concurrently) and checkpoint (read
+    /// concurrently with them, with column projection).
+    pub async fn load<S: Storage + ?Sized>(storage: &S, segment: &LogSegment) -> Result<Snapshot> {
+        let commits = read_files(storage, segment.commits.iter().map(|f| f.path()));
+        let checkpoint = async {
+            match &segment.checkpoint {
+                Some(cp) => read_checkpoint(storage, &cp.parts, CheckpointRead::Snapshot)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        };
+        let (commits, checkpoint) = futures::join!(commits, checkpoint);
+        let (commits, checkpoint) = (commits?, checkpoint?);
+
+        let mut replay = Replay::new();
+        let mut commit_info = None;
+        for (f, data) in segment.commits.iter().zip(commits).rev() {
+            let actions = parse_actions(f.path(), &data)?;
+            if f.version == segment.version {
+                commit_info = commit_info_of(&actions);
+            }
+            replay.commit(actions);
+        }
+        if let Some(actions) = checkpoint {
+            replay.checkpoint(actions);
+        }
+        let r = replay.finish();
+        let protocol = require(r.protocol, segment, "protocol")?;
+        check_readable(&protocol)?;
+        let metadata = require(r.metadata, segment, "metaData")?;
+        let schema = TableSchema::parse(&metadata.schema_string)?;
+        let mut files = r.files;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Snapshot {
+            version: segment.version,
+            protocol,
+            metadata,
+            schema,
+            files,
+            txns: r.txns,
+            domain_metadata: r.domain_metadata,
+            commit_info,
+            checkpoint_version: segment.checkpoint.as_ref().map(|c| c.version),
+        })
+    }
+
+    /// Number of active files.
+    pub fn num_files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Total size of the active files in bytes.
+    pub fn size_bytes(&self) -> i64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Rows in the table from file statistics (minus deletion-vector cardinalities);
+    /// `None` when any file lacks `numRecords`.
+    pub fn num_rows(&self) -> Option<i64> {
+        self.files.iter().try_fold(0i64, |acc, f| {
+            let dv = f.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+            Some(acc + f.num_records()? - dv)
+        })
+    }
+
+    pub fn partition_columns(&self) -> &[String] {
+        &self.metadata.partition_columns
+    }
+
+    /// Table properties with a value (Trino's `$properties`).
+    pub fn properties(&self) -> BTreeMap<String, String> {
+        self.metadata
+            .configuration
+            .iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+            .collect()
+    }
+}
+
+/// Protocol and metadata of `segment` without reconciling files: commits are read
+/// newest first until both are found, then (if needed) only the protocol and metaData
+/// columns of the checkpoint.
+pub async fn load_protocol_and_metadata<S: Storage + ?Sized>(
+    storage: &S,
+    segment: &LogSegment,
+) -> Result<(Protocol, Metadata)> {
+    let mut replay = Replay::new();
+    for chunk in segment.commits.rchunks(FETCH_CONCURRENCY) {
+        let data = read_files(storage, chunk.iter().map(|f| f.path())).await?;
+        for (f, d) in chunk.iter().zip(data).rev() {
+            let actions = parse_actions(f.path(), &d)?
+                .into_iter()
+                .filter(|a| matches!(a, Action::Protocol(_) | Action::Metadata(_)))
+                .collect();
+            replay.commit(actions);
+        }
+        if replay.has_protocol_and_metadata() {
+            break;
+        }
+    }
+    if !replay.has_protocol_and_metadata()
+        && let Some(cp) = &segment.checkpoint
+    {
+        replay.checkpoint(
+            read_checkpoint(storage, &cp.parts, CheckpointRead::ProtocolAndMetadata).await?,
+        );
+    }
+    let r = replay.finish();
+    let protocol = require(r.protocol, segment, "protocol")?;
+    check_readable(&protocol)?;
+    Ok((protocol, require(r.metadata, segment, "metaData")?))
+}

@@ -1,0 +1,226 @@
+//! Time travel by timestamp (Spark's `TIMESTAMP AS OF`): the latest commit at or before
+//! a point in time, with in-commit timestamps where the table has them and monotonized
+//! file modification times before.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use deltalens_storage::Storage;
+
+use crate::actions::{Metadata, Protocol, parse_commit_info};
+use crate::error::{Error, Result};
+use crate::log_segment::LogListing;
+use crate::protocol::has_feature;
+
+/// Parse an ISO-8601 timestamp (zone optional, no zone = UTC) or a date (its start, UTC)
+/// to milliseconds since the epoch.
+pub fn parse_timestamp(input: &str) -> Result<i64> {
+    let s = input.trim();
+    let err = |reason: &str| Error::InvalidTimestamp {
+        input: input.to_string(),
+        reason: reason.to_string(),
+    };
+    if s.is_empty() {
+        return Err(err("it is empty"));
+    }
+    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
+        return Ok(dt.timestamp_millis());
+    }
+    for f in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+        if let Ok(dt) = DateTime::parse_from_str(s, f) {
+            return Ok(dt.timestamp_millis());
+        }
+    }
+    let naive = s.strip_suffix(" UTC").unwrap_or(s);
+    for f in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(naive, f) {
+            return Ok(Utc.from_utc_datetime(&dt).timestamp_millis());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(naive, "%Y-%m-%d") {
+        let start = d.and_hms_opt(0, 0, 0).ok_or_else(|| err("invalid date"))?;
+        return Ok(Utc.from_utc_datetime(&start).timestamp_millis());
+    }
+    Err(err("it is not an ISO-8601 timestamp or date"))
+}
+
+/// Render milliseconds since the epoch as ISO-8601 UTC.
+pub fn format_timestamp(ms: i64) -> String {
+    match Utc.timestamp_millis_opt(ms).single() {
+        Some(dt) => dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        None => format!("{ms} ms"),
+    }
+}
+
+/// Spark's rule for file modification times: each commit's time is made strictly greater
+/// than the previous one's.
+pub fn monotonize(times: &mut [i64]) {
+    for i in 1..times.len() {
+        if times[i] <= times[i - 1] {
+            times[i] = times[i - 1] + 1;
+        }
+    }
+}
+
+/// In-commit timestamp settings of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IctSettings {
+    pub enablement_version: Option<u64>,
+    pub enablement_timestamp: Option<i64>,
+}
+
+/// `Some` when the table has in-commit timestamps enabled.
+pub fn ict_settings(protocol: &Protocol, metadata: &Metadata) -> Option<IctSettings> {
+    let enabled = metadata.property("delta.enableInCommitTimestamps") == Some("true")
+        || metadata.property("delta.enableInCommitTimestamps-preview") == Some("true");
+    if !enabled || !(has_feature(protocol, "inCommitTimestamp") || protocol.min_writer_version < 7)
+    {
+        return None;
+    }
+    Some(IctSettings {
+        enablement_version: metadata
+            .property("delta.inCommitTimestampEnablementVersion")
+            .and_then(|v| v.parse().ok()),
+        enablement_timestamp: metadata
+            .property("delta.inCommitTimestampEnablementTimestamp")
+            .and_then(|v| v.parse().ok()),
+    })
+}
+
+async fn read_ict<S: Storage + ?Sized>(storage: &S, listing: &LogListing, v: u64) -> Result<i64> {
+    let f = listing.commits.get(&v).ok_or(Error::MissingVersion {
+        version: v,
+        target: v,
+    })?;
+    let data = storage.get(f.path()).await?;
+    parse_commit_info(f.path(), &data)?
+        .and_then(|c| c.get("inCommitTimestamp").and_then(|t| t.as_i64()))
+        .ok_or_else(|| Error::InvalidLog {
+            path: f.path().to_string(),
+            message: "in-commit timestamps are enabled but this commit has no commitInfo.inCommitTimestamp".into(),
+        })
+}
+
+/// The latest version whose commit timestamp is at or before `ts_ms`.
+pub async fn version_at_timestamp<S: Storage + ?Sized>(
+    storage: &S,
+    listing: &LogListing,
+    ict: Option<IctSettings>,
+    ts_ms: i64,
+) -> Result<u64> {
+    let earliest = listing.earliest_version().unwrap_or(0);
+    let versions: Vec<u64> = listing.commits.range(earliest..).map(|(v, _)| *v).collect();
+    let (Some(&first), Some(&last)) = (versions.first(), versions.last()) else {
+        return Err(Error::NotATable {
+            location: "_delta_log".into(),
+        });
+    };
+    let split = match ict {
+        Some(s) => {
+            let e = s.enablement_version.unwrap_or(first);
+            versions.partition_point(|v| *v < e)
+        }
+        None => versions.len(),
+    };
+    let (file_time_versions, ict_versions) = versions.split_at(split);
+    let mut file_times: Vec<i64> = file_time_versions
+        .iter()
+        .map(|v| listing.commits[v].meta.last_modified_ms.unwrap_or_default())
+        .collect();
+    monotonize(&mut file_times);
+
+    let earliest_ts = match file_times.first() {
+        Some(t) => *t,
+        None => read_ict(storage, listing, first).await?,
+    };
+    let latest_ts = match ict_versions.last() {
+        Some(v) => read_ict(storage, listing, *v).await?,
+        None => file_times.last().copied().unwrap_or(earliest_ts),
+    };
+    let out_of_range = |relation, bound| Error::TimestampOutOfRange {
+        requested: format_timestamp(ts_ms),
+        relation,
+        bound,
+        earliest: format_timestamp(earliest_ts),
+        earliest_version: first,
+        latest: format_timestamp(latest_ts),
+        latest_version: last,
+    };
+    if ts_ms < earliest_ts {
+        return Err(out_of_range("before", "earliest available"));
+    }
+    if ts_ms > latest_ts {
+        return Err(out_of_range("after", "latest"));
+    }
+
+    let use_ict = match (
+        ict_versions.first(),
+        ict.and_then(|s| s.enablement_timestamp),
+    ) {
+        (None, _) => false,
+        (Some(_), _) if file_times.is_empty() => true,
+        (Some(_), Some(enabled_at)) => ts_ms >= enabled_at,
+        (Some(v), None) => ts_ms >= read_ict(storage, listing, *v).await?,
+    };
+    if use_ict {
+        // binary search: largest index with ict <= ts (ict[0] <= ts holds here or
+        // the answer is the last file-time version)
+        let (mut lo, mut hi) = (0usize, ict_versions.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if read_ict(storage, listing, ict_versions[mid]).await? <= ts_ms {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo > 0 {
+            return Ok(ict_versions[lo - 1]);
+        }
+        return match file_time_versions.last() {
+            Some(v) => Ok(*v),
+            None => Err(out_of_range("before", "earliest available")),
+        };
+    }
+    let i = file_times.partition_point(|t| *t <= ts_ms);
+    match i.checked_sub(1) {
+        Some(i) => Ok(file_time_versions[i]),
+        None => Err(out_of_range("before", "earliest available")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_timestamps_and_dates() {
+        let t = |s| parse_timestamp(s).unwrap();
+        assert_eq!(t("1970-01-01T00:00:01Z"), 1000);
+        assert_eq!(t("1970-01-01T00:00:01.5Z"), 1500);
+        assert_eq!(t("1970-01-01T02:00:01+02:00"), 1000);
+        assert_eq!(t("1970-01-01 00:00:01"), 1000);
+        assert_eq!(t("1970-01-01T00:00:01"), 1000);
+        assert_eq!(t("1970-01-01T00:01"), 60_000);
+        assert_eq!(t("1970-01-02"), 86_400_000);
+        assert_eq!(t("2023-09-10"), 1_694_304_000_000);
+        assert_eq!(t("2023-09-10 00:00:00 UTC"), 1_694_304_000_000);
+        for bad in ["", "yesterday", "2023-13-01", "2023-09-10T25:00:00"] {
+            assert!(
+                matches!(parse_timestamp(bad), Err(Error::InvalidTimestamp { .. })),
+                "{bad}"
+            );
+        }
+        assert_eq!(format_timestamp(1500), "1970-01-01T00:00:01.500Z");
+    }
+
+    #[test]
+    fn monotonizes_like_spark() {
+        let mut t = vec![10, 5, 5, 20, 19];
+        monotonize(&mut t);
+        assert_eq!(t, [10, 11, 12, 20, 21]);
+    }
+}

@@ -1,0 +1,49 @@
+use crate::ByteRange;
+
+/// What went wrong talking to a table's storage.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    /// The object does not exist.
+    #[error(
+        "{path} was not found in the table's storage; check the table URL and that the file was not vacuumed"
+    )]
+    NotFound { path: String },
+
+    /// The store refused the request.
+    #[error(
+        "access to {path} was denied during {operation}: {message}; check the credentials and that they allow {operation}"
+    )]
+    PermissionDenied {
+        path: String,
+        operation: &'static str,
+        message: String,
+    },
+
+    /// The range starts beyond the end of the object.
+    #[error("range {range} is outside {path} ({size} bytes)")]
+    InvalidRange {
+        path: String,
+        range: ByteRange,
+        size: u64,
+    },
+
+    /// The table location could not be understood.
+    #[error("cannot open table location {location}: {message}")]
+    InvalidLocation { location: String, message: String },
+
+    /// Any other failure of the backend.
+    #[error("{operation} of {path} failed: {message}")]
+    Backend {
+        path: String,
+        operation: &'static str,
+        message: String,
+    },
+}
+
+impl StorageError {
+    /// True when the error means the object does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StorageError::NotFound { .. })
+    }
+}

@@ -1,0 +1,146 @@
+//! The storage seam of deltalens.
+//!
+//! The Delta core reaches a table's files only through [`Storage`]: a small async
+//! trait with four operations (list, ranged get, whole get, head). Paths are
+//! relative to the table root and use `/` as separator (`_delta_log/00000000000000000000.json`).
+//!
+//! The trait's futures are `Send` on native targets and `?Send` on wasm32, where
+//! browser futures cannot cross threads.
+//!
+//! This crate also holds the backends and decorators that need no runtime:
+//! [`MemoryStorage`] for tests and [`CountingStorage`], which records every
+//! request and the bytes it returned.
+
+mod counting;
+mod error;
+mod memory;
+
+use std::fmt::Debug;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+pub use counting::{CountingStorage, RequestKind, RequestRecord, RequestStats};
+pub use error::StorageError;
+pub use memory::MemoryStorage;
+
+/// Result type of storage operations.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// One object found by [`Storage::list`] or [`Storage::head`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// Path relative to the table root, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time, milliseconds since the Unix epoch, when the store reports one.
+    pub last_modified_ms: Option<i64>,
+}
+
+/// The byte range of a ranged get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ByteRange {
+    /// Bytes `start..end` (end exclusive).
+    Bounded(Range<u64>),
+    /// Everything from this offset to the end.
+    From(u64),
+    /// The last `n` bytes (the whole object when it is shorter).
+    Suffix(u64),
+}
+
+impl ByteRange {
+    /// Resolve to absolute offsets for an object of `size` bytes, or `None` if the range
+    /// starts beyond the end of the object.
+    pub fn resolve(&self, size: u64) -> Option<Range<u64>> {
+        match self {
+            ByteRange::Bounded(r) if r.start <= r.end && r.start <= size => {
+                Some(r.start..r.end.min(size))
+            }
+            ByteRange::Bounded(_) => None,
+            ByteRange::From(start) if *start <= size => Some(*start..size),
+            ByteRange::From(_) => None,
+            ByteRange::Suffix(n) => Some(size.saturating_sub(*n)..size),
+        }
+    }
+}
+
+impl std::fmt::Display for ByteRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ByteRange::Bounded(r) => write!(f, "bytes={}-{}", r.start, r.end.saturating_sub(1)),
+            ByteRange::From(s) => write!(f, "bytes={s}-"),
+            ByteRange::Suffix(n) => write!(f, "bytes=-{n}"),
+        }
+    }
+}
+
+/// Async access to the files of one table.
+///
+/// Implementations must return [`Storage::list`] results sorted by path
+/// (lexicographic byte order), as Delta's zero-padded file names rely on it.
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+pub trait Storage: Debug + MaybeSendSync {
+    /// Objects whose path starts with `prefix` and sorts strictly after `start_after`
+    /// (when given), in lexicographic order. Listing is recursive.
+    async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>>;
+
+    /// The bytes of `range` of the object at `path`.
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes>;
+
+    /// The whole object at `path`.
+    async fn get(&self, path: &str) -> Result<Bytes>;
+
+    /// Size and modification time of the object at `path`.
+    async fn head(&self, path: &str) -> Result<ObjectMeta>;
+}
+
+/// `Send + Sync` on native targets; nothing on wasm32.
+#[cfg(not(target_arch = "wasm32"))]
+pub trait MaybeSendSync: Send + Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Send + Sync + ?Sized> MaybeSendSync for T {}
+/// `Send + Sync` on native targets; nothing on wasm32.
+#[cfg(target_arch = "wasm32")]
+pub trait MaybeSendSync {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> MaybeSendSync for T {}
+
+/// A shared, type-erased storage handle.
+pub type DynStorage = Arc<dyn Storage>;
+
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+impl<S: Storage + ?Sized> Storage for Arc<S> {
+    async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
+        (**self).list(prefix, start_after).await
+    }
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes> {
+        (**self).get_range(path, range).await
+    }
+    async fn get(&self, path: &str) -> Result<Bytes> {
+        (**self).get(path).await
+    }
+    async fn head(&self, path: &str) -> Result<ObjectMeta> {
+        (**self).head(path).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_range_resolution() {
+        assert_eq!(ByteRange::Bounded(2..5).resolve(10), Some(2..5));
+        assert_eq!(ByteRange::Bounded(8..50).resolve(10), Some(8..10));
+        assert_eq!(ByteRange::Bounded(11..12).resolve(10), None);
+        assert_eq!(ByteRange::From(4).resolve(10), Some(4..10));
+        assert_eq!(ByteRange::Suffix(3).resolve(10), Some(7..10));
+        assert_eq!(ByteRange::Suffix(30).resolve(10), Some(0..10));
+        assert_eq!(ByteRange::Suffix(3).to_string(), "bytes=-3");
+        assert_eq!(ByteRange::Bounded(0..10).to_string(), "bytes=0-9");
+    }
+}
