@@ -9,6 +9,7 @@ pub mod history;
 pub mod log_path;
 pub mod log_segment;
 mod parquet_read;
+pub mod partition_values;
 pub mod protocol;
 pub mod replay;
 pub mod schema;

@@ -8,6 +8,7 @@ use crate::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Txn, parse
 use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
 use crate::log_segment::{FETCH_CONCURRENCY, LogSegment, read_files};
+use crate::partition_values::partition_value_json;
 use crate::protocol::check_readable;
 use crate::replay::Replay;
 use crate::schema::TableSchema;
@@ -112,6 +113,38 @@ impl Snapshot {
 
     pub fn partition_columns(&self) -> &[String] {
         &self.metadata.partition_columns
+    }
+
+    /// The partition values of `file`, typed by the partition columns' Delta types and
+    /// keyed by logical column name (column-mapped tables store physical names).
+    pub fn partition_values_json(
+        &self,
+        file: &Add,
+    ) -> Result<serde_json::Map<String, serde_json::Value>> {
+        self.metadata
+            .partition_columns
+            .iter()
+            .map(|col| {
+                let field = self
+                    .schema
+                    .fields()
+                    .iter()
+                    .find(|f| &f.name == col)
+                    .ok_or_else(|| Error::InvalidSchema {
+                        message: format!("partition column {col} is not in the schema"),
+                    })?;
+                let key = field.physical_name().unwrap_or(col);
+                let raw = file
+                    .partition_values
+                    .get(key)
+                    .or_else(|| file.partition_values.get(col))
+                    .and_then(|v| v.as_deref());
+                Ok((
+                    col.clone(),
+                    partition_value_json(col, raw, &field.data_type)?,
+                ))
+            })
+            .collect()
     }
 
     /// Table properties with a value (Trino's `$properties`).

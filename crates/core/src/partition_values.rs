@@ -1,0 +1,121 @@
+//! Partition values: the strings in `add.partitionValues` read with their Delta types
+//! (PROTOCOL.md "Partition Value Serialization").
+
+use chrono::{NaiveDate, NaiveDateTime};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::schema::DataType;
+use crate::time_travel::parse_timestamp;
+
+fn bad(column: &str, raw: &str, ty: &str) -> Error {
+    Error::InvalidLog {
+        path: format!("partition column {column}"),
+        message: format!("partition value {raw:?} is not a valid {ty}"),
+    }
+}
+
+/// A partition value as a typed JSON value: numbers and booleans as JSON, decimals and
+/// dates as strings, timestamps as ISO-8601 strings (UTC for `timestamp`; wall clock for
+/// `timestamp_ntz`), `null` for null and for the empty string.
+pub fn partition_value_json(column: &str, raw: Option<&str>, ty: &DataType) -> Result<Value> {
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
+        return Ok(Value::Null);
+    };
+    let DataType::Primitive(p) = ty else {
+        return Err(bad(column, raw, &ty.type_string()));
+    };
+    let err = || bad(column, raw, p);
+    Ok(match p.as_str() {
+        "string" | "binary" => Value::String(raw.to_string()),
+        "byte" | "short" | "integer" | "long" => {
+            Value::from(raw.trim().parse::<i64>().map_err(|_| err())?)
+        }
+        "float" | "double" => {
+            let f: f64 = raw.trim().parse().map_err(|_| err())?;
+            serde_json::Number::from_f64(f)
+                .map_or_else(|| Value::String(raw.to_string()), Value::Number)
+        }
+        "boolean" => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(err()),
+        },
+        "date" => {
+            let d = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").map_err(|_| err())?;
+            Value::String(d.format("%Y-%m-%d").to_string())
+        }
+        "timestamp" => {
+            let ms = parse_timestamp_us(raw).ok_or_else(err)?;
+            Value::String(format_us(ms, true))
+        }
+        "timestamp_ntz" => {
+            let us = parse_timestamp_us(raw).ok_or_else(err)?;
+            Value::String(format_us(us, false))
+        }
+        d if d.starts_with("decimal(") => {
+            raw.trim().parse::<f64>().map_err(|_| err())?;
+            Value::String(raw.trim().to_string())
+        }
+        _ => Value::String(raw.to_string()),
+    })
+}
+
+/// Microseconds since the epoch of a partition timestamp (`2021-09-08 11:11:11.123456`,
+/// ISO-8601 with zone, or without zone = UTC).
+pub fn parse_timestamp_us(raw: &str) -> Option<i64> {
+    let s = raw.trim();
+    for f in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(s, f) {
+            return Some(dt.and_utc().timestamp_micros());
+        }
+    }
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(dt.timestamp_micros());
+    }
+    parse_timestamp(s).ok().map(|ms| ms * 1000)
+}
+
+fn format_us(us: i64, zone: bool) -> String {
+    let dt = chrono::DateTime::from_timestamp_micros(us).map(|d| d.naive_utc());
+    match dt {
+        Some(d) => {
+            let base = d.format("%Y-%m-%dT%H:%M:%S%.6f").to_string();
+            if zone { format!("{base}Z") } else { base }
+        }
+        None => us.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(t: &str) -> DataType {
+        DataType::Primitive(t.to_string())
+    }
+
+    #[test]
+    fn typed_values() {
+        let v = |raw: Option<&str>, t: &str| partition_value_json("c", raw, &p(t)).unwrap();
+        assert_eq!(v(Some("12"), "integer"), Value::from(12));
+        assert_eq!(v(Some("-3"), "long"), Value::from(-3));
+        assert_eq!(v(Some("1.5"), "double"), Value::from(1.5));
+        assert_eq!(v(Some("true"), "boolean"), Value::Bool(true));
+        assert_eq!(v(Some("2021-09-08"), "date"), Value::from("2021-09-08"));
+        assert_eq!(v(Some("12.340"), "decimal(10,3)"), Value::from("12.340"));
+        assert_eq!(v(Some("a b"), "string"), Value::from("a b"));
+        assert_eq!(v(Some(""), "string"), Value::Null);
+        assert_eq!(v(None, "integer"), Value::Null);
+        assert_eq!(
+            v(Some("2021-09-08 11:11:11"), "timestamp"),
+            Value::from("2021-09-08T11:11:11.000000Z")
+        );
+        assert_eq!(
+            v(Some("2021-09-08 11:11:11.5"), "timestamp_ntz"),
+            Value::from("2021-09-08T11:11:11.500000")
+        );
+        assert!(partition_value_json("c", Some("x"), &p("integer")).is_err());
+        assert!(partition_value_json("c", Some("maybe"), &p("boolean")).is_err());
+    }
+}
