@@ -1,1 +1,45 @@
+//! Shared helpers of the cross-crate tests.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use deltalens_core::Table;
+use deltalens_object_store::ObjectStoreStorage;
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// The shared conformance corpus (`DELTALENS_CONFORMANCE` or `../shared/conformance`),
+/// when it exists.
+pub fn conformance_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("DELTALENS_CONFORMANCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/conformance"));
+    dir.join("tables.json").is_file().then_some(dir)
+}
+
+/// The project's generated fixtures.
+pub fn fixtures_dir() -> PathBuf {
+    workspace_root().join("tests/fixtures")
+}
+
+/// Open a local table.
+pub fn open_local(path: &std::path::Path) -> Table {
+    let loc = path.to_string_lossy().to_string();
+    let storage =
+        ObjectStoreStorage::open(&loc, &[]).unwrap_or_else(|e| panic!("cannot open {loc}: {e}"));
+    Table::new(Arc::new(storage), loc)
+}
+
+/// A single-threaded runtime like the CLI's.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+}
