@@ -219,3 +219,48 @@ fn conformance_corpus() {
         problems.join("\n")
     );
 }
+
+/// `TIMESTAMP AS OF` on the corpus table with in-commit timestamps (file modification
+/// times of the corpus are not preserved, so only ICT tables have expected answers).
+#[test]
+fn in_commit_timestamp_time_travel() {
+    let Some(dir) = conformance_dir() else {
+        eprintln!("SKIPPED: conformance corpus not found");
+        return;
+    };
+    let rt = runtime();
+    let table = open_local(&dir.join("tables/dr_cdc_ict_table"));
+    let raw = read_json(&dir.join("expected/dr_cdc_ict_table/history.json"));
+    let ict = |v: &str| {
+        raw["raw_commit_info"][v]["inCommitTimestamp"]
+            .as_i64()
+            .unwrap()
+    };
+    for v in ["2", "3"] {
+        let got = rt.block_on(table.version_at_timestamp(ict(v))).unwrap();
+        assert_eq!(got.to_string(), v);
+    }
+    assert_eq!(
+        rt.block_on(table.version_at_timestamp(ict("3") - 1))
+            .unwrap(),
+        2
+    );
+    let s = rt
+        .block_on(table.snapshot(VersionSpec::Timestamp(ict("2"))))
+        .unwrap();
+    assert_eq!(s.version, 2);
+    let after = rt
+        .block_on(table.version_at_timestamp(ict("3") + 1))
+        .unwrap_err();
+    assert!(
+        after.to_string().contains("after the latest commit"),
+        "{after}"
+    );
+    let before = rt
+        .block_on(table.version_at_timestamp(ict("0") - 1))
+        .unwrap_err();
+    assert!(
+        before.to_string().contains("before the earliest"),
+        "{before}"
+    );
+}

@@ -224,3 +224,142 @@ mod tests {
         assert_eq!(t, [10, 11, 12, 20, 21]);
     }
 }
+
+#[cfg(test)]
+mod resolution_tests {
+    use std::sync::Arc;
+
+    use deltalens_storage::MemoryStorage;
+    use futures::executor::block_on;
+
+    use super::*;
+    use crate::log_path::commit_path;
+    use crate::table::{Table, VersionSpec};
+
+    const P_AND_M: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}
+{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}}
+"#;
+
+    fn add(i: u64) -> String {
+        format!(
+            r#"{{"add":{{"path":"f{i}.parquet","size":1,"partitionValues":{{}},"modificationTime":0,"dataChange":true}}}}"#
+        )
+    }
+
+    fn table(mem: MemoryStorage) -> Table {
+        Table::new(Arc::new(mem), "mem")
+    }
+
+    #[test]
+    fn file_times_are_monotonized_and_bounded() {
+        let mem = MemoryStorage::new();
+        for (v, mtime) in [(0u64, 1000i64), (1, 900), (2, 3000), (3, 3000)] {
+            let body = if v == 0 {
+                format!("{P_AND_M}{}\n", add(v))
+            } else {
+                format!("{}\n", add(v))
+            };
+            mem.put(&commit_path(v), body, mtime);
+        }
+        let t = table(mem);
+        let at = |ts| block_on(t.version_at_timestamp(ts));
+        assert_eq!(at(1000).unwrap(), 0);
+        assert_eq!(at(1001).unwrap(), 1);
+        assert_eq!(at(2999).unwrap(), 1);
+        assert_eq!(at(3000).unwrap(), 2);
+        assert_eq!(at(3001).unwrap(), 3);
+        let before = at(999).unwrap_err();
+        assert!(matches!(
+            before,
+            Error::TimestampOutOfRange {
+                relation: "before",
+                ..
+            }
+        ));
+        assert!(
+            before
+                .to_string()
+                .contains("1970-01-01T00:00:01.000Z (version 0)"),
+            "{before}"
+        );
+        let after = at(3002).unwrap_err();
+        assert!(
+            matches!(
+                after,
+                Error::TimestampOutOfRange {
+                    relation: "after",
+                    ..
+                }
+            ),
+            "{after}"
+        );
+        assert!(after.to_string().contains("(version 3)"), "{after}");
+        let s = block_on(t.snapshot(VersionSpec::Timestamp(2000))).unwrap();
+        assert_eq!((s.version, s.num_files()), (1, 2));
+    }
+
+    #[test]
+    fn in_commit_timestamps_after_enablement_version() {
+        let mem = MemoryStorage::new();
+        mem.put(&commit_path(0), format!("{P_AND_M}{}\n", add(0)), 100);
+        mem.put(&commit_path(1), format!("{}\n", add(1)), 200);
+        // v2 enables ICT: its commitInfo carries the timestamp, file times are ignored
+        let enable = P_AND_M.lines().nth(1).unwrap().replace(
+            r#""configuration":{}"#,
+            r#""configuration":{"delta.enableInCommitTimestamps":"true","delta.inCommitTimestampEnablementVersion":"2","delta.inCommitTimestampEnablementTimestamp":"5000"}"#,
+        );
+        mem.put(
+            &commit_path(2),
+            format!(
+                "{{\"commitInfo\":{{\"inCommitTimestamp\":5000,\"timestamp\":1}}}}\n{enable}\n{}\n",
+                add(2)
+            ),
+            9_999_999,
+        );
+        mem.put(
+            &commit_path(3),
+            format!(
+                "{{\"commitInfo\":{{\"inCommitTimestamp\":6000,\"timestamp\":1}}}}\n{}\n",
+                add(3)
+            ),
+            1,
+        );
+        let t = table(mem);
+        let at = |ts| block_on(t.version_at_timestamp(ts));
+        assert_eq!(at(100).unwrap(), 0);
+        assert_eq!(at(150).unwrap(), 0);
+        assert_eq!(at(4999).unwrap(), 1);
+        assert_eq!(at(5000).unwrap(), 2);
+        assert_eq!(at(5999).unwrap(), 2);
+        assert_eq!(at(6000).unwrap(), 3);
+        assert!(matches!(
+            at(6001),
+            Err(Error::TimestampOutOfRange {
+                relation: "after",
+                ..
+            })
+        ));
+        assert!(matches!(
+            at(99),
+            Err(Error::TimestampOutOfRange {
+                relation: "before",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn missing_in_commit_timestamp_is_an_error() {
+        let mem = MemoryStorage::new();
+        let md = P_AND_M.replace(
+            r#""configuration":{}"#,
+            r#""configuration":{"delta.enableInCommitTimestamps":"true"}"#,
+        );
+        mem.put(&commit_path(0), format!("{md}{}\n", add(0)), 100);
+        let e = block_on(table(mem).version_at_timestamp(100)).unwrap_err();
+        assert!(
+            e.to_string().contains("no commitInfo.inCommitTimestamp"),
+            "{e}"
+        );
+    }
+}
