@@ -44,7 +44,7 @@ pub async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, 
         return Ok(to_json(&doc));
     }
     let list = |v: &Option<Vec<String>>| v.as_ref().map(|f| f.join(", ")).unwrap_or_default();
-    let mut rows = vec![
+    let rows = vec![
         ("location", table.location().to_string()),
         ("version", s.version.to_string()),
         ("files", s.num_files().to_string()),
@@ -85,7 +85,7 @@ pub async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, 
         ),
     ];
     let props = s.properties();
-    let mut out = render::pairs(&rows.drain(..).collect::<Vec<_>>());
+    let mut out = render::pairs(&rows);
     if !props.is_empty() {
         out.push_str("\nproperties:\n");
         let rows: Vec<Vec<String>> = props.into_iter().map(|(k, v)| vec![k, v]).collect();

@@ -1,4 +1,5 @@
 //! The `deltalens` binary on the generated fixtures: output formats, exit codes, errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
