@@ -12,6 +12,12 @@ fn to_json(v: &Value) -> String {
     s
 }
 
+/// Hand the snapshot to the process exit instead of freeing it entry by entry: the CLI
+/// prints and exits, and dropping 100,000 file entries one by one is ~10% of an `info`.
+fn release(s: deltalens_core::Snapshot) {
+    std::mem::forget(s);
+}
+
 fn opt_ts(ms: Option<i64>) -> String {
     ms.map(format_timestamp).unwrap_or_default()
 }
@@ -41,6 +47,7 @@ pub async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, 
         "checkpoint_version": s.checkpoint_version,
     });
     if json {
+        release(s);
         return Ok(to_json(&doc));
     }
     let list = |v: &Option<Vec<String>>| v.as_ref().map(|f| f.join(", ")).unwrap_or_default();
@@ -91,6 +98,7 @@ pub async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, 
         let rows: Vec<Vec<String>> = props.into_iter().map(|(k, v)| vec![k, v]).collect();
         out.push_str(&render::table(&["key", "value"], &rows));
     }
+    release(s);
     Ok(out)
 }
 

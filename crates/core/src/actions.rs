@@ -1,13 +1,10 @@
 //! The actions of the Delta log (PROTOCOL.md "Actions") and their JSON form.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::{Error, Result};
 
-/// `map[string, string]` where some writers put `null` values: nulls are kept as `None`.
-pub type StringMap = BTreeMap<String, Option<String>>;
+pub use crate::string_map::StringMap;
 
 fn null_as_default<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
 where
@@ -69,17 +66,10 @@ pub struct Add {
     pub clustering_provider: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct NumRecords {
-    num_records: Option<i64>,
-}
-
 impl Add {
     /// `numRecords` from the file statistics, when the writer collected them.
     pub fn num_records(&self) -> Option<i64> {
-        let stats = self.stats.as_deref()?;
-        serde_json::from_str::<NumRecords>(stats).ok()?.num_records
+        top_level_i64(self.stats.as_deref()?, "numRecords")
     }
 
     /// The statistics parsed as JSON, `None` without statistics or when they do not parse.
@@ -90,6 +80,88 @@ impl Add {
     /// The reconciliation key: path and deletion-vector unique id.
     pub fn key(&self) -> FileKey {
         FileKey::new(&self.path, self.deletion_vector.as_ref())
+    }
+}
+
+/// The integer value of `key` in the top-level object of the JSON text `json`, found
+/// without building the document (statistics strings are large and `numRecords` comes
+/// first). `None` when the key is absent, not an integer, or the text is malformed.
+pub fn top_level_i64(json: &str, key: &str) -> Option<i64> {
+    let b = json.as_bytes();
+    let mut i = 0;
+    let ws = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    // the end of the string starting at b[i] == '"', and whether it has escapes
+    let string_end = |i: usize| -> Option<(usize, bool)> {
+        let mut j = i + 1;
+        let mut escaped = false;
+        while j < b.len() {
+            match b[j] {
+                b'\\' => {
+                    escaped = true;
+                    j += 2;
+                }
+                b'"' => return Some((j, escaped)),
+                _ => j += 1,
+            }
+        }
+        None
+    };
+    ws(&mut i);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        ws(&mut i);
+        match b.get(i)? {
+            b'}' => return None,
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let (end, escaped) = string_end(i)?;
+        let matches = !escaped && &json[i + 1..end] == key;
+        i = end + 1;
+        ws(&mut i);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        ws(&mut i);
+        if matches {
+            let start = i;
+            while i < b.len() && (b[i] == b'-' || b[i].is_ascii_digit()) {
+                i += 1;
+            }
+            return json[start..i].parse().ok();
+        }
+        // skip the value
+        let mut depth = 0usize;
+        loop {
+            match b.get(i)? {
+                b'"' => i = string_end(i)?.0 + 1,
+                b'{' | b'[' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    i += 1;
+                }
+                b',' | b'}' if depth == 0 => break,
+                _ => i += 1,
+            }
+            if depth == 0 && matches!(b.get(i), Some(b',') | Some(b'}')) {
+                break;
+            }
+        }
     }
 }
 
@@ -378,6 +450,40 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(info["operation"], "WRITE");
+    }
+
+    #[test]
+    fn finds_top_level_integers_only() {
+        let s = r#"{"minValues":{"numRecords":1,"s":"a\"}b"},"x":[1,{"numRecords":2}], "numRecords" : 42,"nullCount":{}}"#;
+        assert_eq!(top_level_i64(s, "numRecords"), Some(42));
+        assert_eq!(
+            top_level_i64(r#"{"numRecords":7,"minValues":{}}"#, "numRecords"),
+            Some(7)
+        );
+        assert_eq!(
+            top_level_i64(r#"{"minValues":{"numRecords":7}}"#, "numRecords"),
+            None
+        );
+        assert_eq!(top_level_i64(r#"{"numRecords":"7"}"#, "numRecords"), None);
+        assert_eq!(
+            top_level_i64(r#"{"numRecords":-3}"#, "numRecords"),
+            Some(-3)
+        );
+        assert_eq!(top_level_i64(r#"{"a\"numRecords":1}"#, "numRecords"), None);
+        for bad in [
+            "",
+            "[]",
+            "{",
+            r#"{"numRecords""#,
+            r#"{"a":"unterminated"#,
+            "null",
+        ] {
+            assert_eq!(top_level_i64(bad, "numRecords"), None, "{bad}");
+        }
+        // agrees with a full parse on every stats string of the fixtures style
+        let full = r#"{"numRecords":3,"minValues":{"id":0,"v":"r0a"},"maxValues":{"id":5,"v":"r2b"},"nullCount":{"id":0,"v":0}}"#;
+        let v: serde_json::Value = serde_json::from_str(full).unwrap();
+        assert_eq!(top_level_i64(full, "numRecords"), v["numRecords"].as_i64());
     }
 
     #[test]

@@ -50,16 +50,45 @@ impl CheckpointRead {
     }
 }
 
+/// The actions of a checkpoint: its `add`s apart (they are most of it), the rest in order.
+#[derive(Debug, Default)]
+pub struct CheckpointActions {
+    pub adds: Vec<Add>,
+    pub others: Vec<Action>,
+}
+
+impl CheckpointActions {
+    fn push(&mut self, a: Action) {
+        match a {
+            Action::Add(add) => self.adds.push(add),
+            other => self.others.push(other),
+        }
+    }
+
+    fn extend(&mut self, more: CheckpointActions) {
+        if self.adds.is_empty() {
+            self.adds = more.adds;
+        } else {
+            self.adds.extend(more.adds);
+        }
+        self.others.extend(more.others);
+    }
+}
+
 /// Read the actions of a checkpoint made of `parts` (one file, or every part of a
 /// multi-part checkpoint), following v2 sidecars.
 pub async fn read_checkpoint<S: Storage + ?Sized>(
     storage: &S,
     parts: &[ObjectMeta],
     what: CheckpointRead,
-) -> Result<Vec<Action>> {
+) -> Result<CheckpointActions> {
     let per_part = try_join_all(parts.iter().map(|p| read_one(storage, p, what))).await?;
-    let mut actions: Vec<Action> = per_part.into_iter().flatten().collect();
-    let sidecars: Vec<Sidecar> = actions
+    let mut all = CheckpointActions::default();
+    for p in per_part {
+        all.extend(p);
+    }
+    let sidecars: Vec<Sidecar> = all
+        .others
         .iter()
         .filter_map(|a| match a {
             Action::Sidecar(s) => Some(s.clone()),
@@ -68,29 +97,37 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
         .collect();
     if what == CheckpointRead::Snapshot && !sidecars.is_empty() {
         let files = try_join_all(sidecars.iter().map(|s| read_sidecar(storage, s))).await?;
-        actions.extend(files.into_iter().flatten());
+        for f in files {
+            all.extend(f);
+        }
     }
-    Ok(actions)
+    Ok(all)
 }
 
 async fn read_one<S: Storage + ?Sized>(
     storage: &S,
     file: &ObjectMeta,
     what: CheckpointRead,
-) -> Result<Vec<Action>> {
+) -> Result<CheckpointActions> {
+    let mut out = CheckpointActions::default();
     if file.path.ends_with(".json") {
         let data = storage.get(&file.path).await?;
-        return parse_actions(&file.path, &data);
+        for a in parse_actions(&file.path, &data)? {
+            out.push(a);
+        }
+        return Ok(out);
     }
-    let batches = read_parquet(storage, &file.path, file.size, what.columns()).await?;
-    let mut out = Vec::new();
-    for b in &batches {
-        actions_from_batch(&file.path, b, &mut out)?;
-    }
+    read_parquet(storage, &file.path, file.size, what.columns(), &mut |b| {
+        actions_from_batch(&file.path, b, &mut out)
+    })
+    .await?;
     Ok(out)
 }
 
-async fn read_sidecar<S: Storage + ?Sized>(storage: &S, sidecar: &Sidecar) -> Result<Vec<Action>> {
+async fn read_sidecar<S: Storage + ?Sized>(
+    storage: &S,
+    sidecar: &Sidecar,
+) -> Result<CheckpointActions> {
     let path = sidecar_path(&sidecar.path)?;
     let size = if sidecar.size_in_bytes > 0 {
         sidecar.size_in_bytes as u64
@@ -101,11 +138,11 @@ async fn read_sidecar<S: Storage + ?Sized>(storage: &S, sidecar: &Sidecar) -> Re
         include: &[&["add"]],
         exclude: EXCLUDE,
     };
-    let batches = read_parquet(storage, &path, size, columns).await?;
-    let mut out = Vec::new();
-    for b in &batches {
-        actions_from_batch(&path, b, &mut out)?;
-    }
+    let mut out = CheckpointActions::default();
+    read_parquet(storage, &path, size, columns, &mut |b| {
+        actions_from_batch(&path, b, &mut out)
+    })
+    .await?;
     Ok(out)
 }
 
@@ -166,11 +203,12 @@ fn map_at(a: Option<&ArrayRef>, i: usize) -> Option<StringMap> {
         return None;
     }
     let m = a.as_map_opt()?;
-    let entries = m.value(i);
-    let keys = entries.column(0);
-    let values = entries.column(1);
+    // index the whole key/value children by offsets: slicing per row would allocate
+    let offsets = m.value_offsets();
+    let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
+    let (keys, values) = (m.keys(), m.values());
     Some(
-        (0..entries.len())
+        (start..end)
             .filter_map(|j| Some((str_at(Some(keys), j)?, str_at(Some(values), j))))
             .collect(),
     )
@@ -243,12 +281,12 @@ fn dv_at(c: Option<Cols<'_>>, i: usize) -> Option<DeletionVectorDescriptor> {
 }
 
 /// Convert the rows of a checkpoint (or sidecar) batch to actions.
-fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut Vec<Action>) -> Result<()> {
+fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) -> Result<()> {
     let n = b.num_rows();
     if let Some(add) = Cols::of(b, "add") {
         let dv = add.sub("deletionVector");
         for i in (0..n).filter(|i| add.valid(*i)) {
-            out.push(Action::Add(Add {
+            out.adds.push(Add {
                 path: required(str_at(add.c("path"), i), path, i, "add.path")?,
                 partition_values: map_at(add.c("partitionValues"), i).unwrap_or_default(),
                 size: required(i64_at(add.c("size"), i), path, i, "add.size")?,
@@ -260,7 +298,7 @@ fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut Vec<Action>) -> Res
                 base_row_id: i64_at(add.c("baseRowId"), i),
                 default_row_commit_version: i64_at(add.c("defaultRowCommitVersion"), i),
                 clustering_provider: str_at(add.c("clusteringProvider"), i),
-            }));
+            });
         }
     }
     if let Some(md) = Cols::of(b, "metaData") {

@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod replay;
 pub mod schema;
 pub mod snapshot;
+pub mod string_map;
 pub mod table;
 pub mod time_travel;
 

@@ -152,13 +152,15 @@ async fn read_metadata<S: Storage + ?Sized>(
     }
 }
 
-/// Read the selected columns of every row of the Parquet file at `path`.
+/// Read the selected columns of every row of the Parquet file at `path`, handing each
+/// decoded batch to `on_batch` (so only one batch of Arrow data is alive at a time).
 pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
     size: u64,
     columns: Columns<'_>,
-) -> Result<Vec<RecordBatch>> {
+    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<()> {
     let (metadata, tail_start, tail) = read_metadata(storage, path, size).await?;
     let metadata = Arc::new(metadata);
     let mask = columns.mask(metadata.file_metadata().schema_descr());
@@ -172,17 +174,16 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     decoder
         .push_range(tail_start..size, tail)
         .map_err(|e| Error::parquet(path, e))?;
-    let mut batches = Vec::new();
     loop {
         match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
-            DecodeResult::Data(batch) => batches.push(batch),
+            DecodeResult::Data(batch) => on_batch(&batch)?,
             DecodeResult::NeedsData(ranges) => {
                 let data = fetch_ranges(storage, path, &ranges).await?;
                 decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| Error::parquet(path, e))?;
             }
-            DecodeResult::Finished => return Ok(batches),
+            DecodeResult::Finished => return Ok(()),
         }
     }
 }

@@ -2,14 +2,46 @@
 //! the first protocol / metaData / txn per app / domain seen wins, and a logical file
 //! `(path, deletion vector id)` is active when the newest action naming it is an `add`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
-use crate::actions::{Action, Add, DomainMetadata, FileKey, Metadata, Protocol, Txn};
+use crate::actions::{
+    Action, Add, DeletionVectorDescriptor, DomainMetadata, Metadata, Protocol, Txn,
+};
+use crate::checkpoint::CheckpointActions;
+
+/// Logical files seen so far: path -> deletion-vector ids seen with it. Keyed by path so
+/// checkpoint adds are looked up without allocating a key.
+#[derive(Debug, Default)]
+struct Seen(HashMap<String, Vec<Option<String>>>);
+
+impl Seen {
+    /// Record `(path, dv)`; true when it was not seen before.
+    fn insert(&mut self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> bool {
+        let id = dv.map(DeletionVectorDescriptor::unique_id);
+        let ids = self.0.entry(path.to_string()).or_default();
+        if ids.contains(&id) {
+            false
+        } else {
+            ids.push(id);
+            true
+        }
+    }
+
+    fn contains(&self, path: &str, dv: Option<&DeletionVectorDescriptor>) -> bool {
+        match self.0.get(path) {
+            None => false,
+            Some(ids) => {
+                let id = dv.map(DeletionVectorDescriptor::unique_id);
+                ids.contains(&id)
+            }
+        }
+    }
+}
 
 /// State accumulated while replaying from the newest commit to the checkpoint.
 #[derive(Debug, Default)]
 pub struct Replay {
-    seen: HashSet<FileKey>,
+    seen: Seen,
     files: Vec<Add>,
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
@@ -62,12 +94,12 @@ impl Replay {
         for a in actions {
             match a {
                 Action::Add(add) => {
-                    if self.seen.insert(add.key()) {
+                    if self.seen.insert(&add.path, add.deletion_vector.as_ref()) {
                         self.files.push(add);
                     }
                 }
                 Action::Remove(rm) => {
-                    self.seen.insert(rm.key());
+                    self.seen.insert(&rm.path, rm.deletion_vector.as_ref());
                 }
                 other => self.non_file(other),
             }
@@ -76,18 +108,21 @@ impl Replay {
 
     /// Apply the checkpoint's actions, after every newer commit. Its removes are only
     /// tombstones for VACUUM and its adds are already reconciled among themselves.
-    pub fn checkpoint(&mut self, actions: Vec<Action>) {
-        for a in actions {
+    pub fn checkpoint(&mut self, checkpoint: CheckpointActions) {
+        let CheckpointActions { mut adds, others } = checkpoint;
+        for a in others {
             match a {
-                Action::Add(add) => {
-                    if self.seen.is_empty() || !self.seen.contains(&add.key()) {
-                        self.files.push(add);
-                    }
-                }
+                Action::Add(add) => adds.push(add),
                 Action::Remove(_) => {}
                 other => self.non_file(other),
             }
         }
+        // filter the (large) checkpoint vector in place and put the newer adds into it
+        if !self.seen.0.is_empty() {
+            adds.retain(|a| !self.seen.contains(&a.path, a.deletion_vector.as_ref()));
+        }
+        adds.append(&mut self.files);
+        self.files = adds;
     }
 
     pub fn finish(self) -> ReplayResult {
@@ -112,6 +147,13 @@ mod tests {
 
     fn acts(s: &str) -> Vec<Action> {
         parse_actions("t", s.as_bytes()).unwrap()
+    }
+
+    fn cp(actions: Vec<Action>) -> CheckpointActions {
+        CheckpointActions {
+            adds: Vec::new(),
+            others: actions,
+        }
     }
 
     fn paths(r: &ReplayResult) -> Vec<String> {
@@ -145,7 +187,7 @@ mod tests {
 {"metaData":{"id":"new","schemaString":"{}","format":{"provider":"parquet"}}}"#,
         ));
         // checkpoint at v1: a, b, c (older c), plus a tombstone
-        r.checkpoint(acts(
+        r.checkpoint(cp(acts(
             r#"{"add":{"path":"a","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
 {"add":{"path":"b","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
 {"add":{"path":"c","size":1,"partitionValues":{},"modificationTime":0,"dataChange":true}}
@@ -154,7 +196,7 @@ mod tests {
 {"metaData":{"id":"old","schemaString":"{}","format":{"provider":"parquet"}}}
 {"domainMetadata":{"domain":"d1","configuration":"{}","removed":false}}
 {"domainMetadata":{"domain":"d2","configuration":"{\"k\":1}","removed":false}}"#,
-        ));
+        )));
         let res = r.finish();
         assert_eq!(paths(&res), ["b#ux@1", "c"]);
         assert_eq!(res.metadata.unwrap().id, "new");
