@@ -1,5 +1,7 @@
 //! Shared helpers of the cross-crate tests.
 
+pub mod canonical;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

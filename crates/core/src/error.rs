@@ -80,6 +80,18 @@ pub enum Error {
     #[error("invalid protocol action: {message}")]
     InvalidProtocol { message: String },
 
+    /// A deletion vector could not be read or failed its checks.
+    #[error("deletion vector {descriptor}: {message}")]
+    DeletionVector { descriptor: String, message: String },
+
+    /// Data of a file could not be converted to the table schema.
+    #[error("cannot read {path} as the table schema: {message}")]
+    DataFile { path: String, message: String },
+
+    /// A scan or filter argument is not valid.
+    #[error("{message}")]
+    InvalidArgument { message: String },
+
     /// The table schema could not be parsed or converted.
     #[error("invalid table schema: {message}")]
     InvalidSchema { message: String },

@@ -4,6 +4,8 @@
 
 pub mod actions;
 pub mod checkpoint;
+pub mod column_mapping;
+pub mod deletion_vector;
 pub mod error;
 pub mod history;
 pub mod log_path;
@@ -12,6 +14,7 @@ mod parquet_read;
 pub mod partition_values;
 pub mod protocol;
 pub mod replay;
+pub mod scan;
 pub mod schema;
 pub mod snapshot;
 pub mod string_map;

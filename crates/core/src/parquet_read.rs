@@ -104,7 +104,7 @@ async fn fetch_ranges<S: Storage + ?Sized>(
 
 /// Read the footer of the Parquet file at `path` (`size` bytes). Returns the metadata and
 /// any bytes already fetched (offset, data) so they can be reused.
-async fn read_metadata<S: Storage + ?Sized>(
+pub(crate) async fn read_metadata<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
     size: u64,
@@ -148,6 +148,54 @@ async fn read_metadata<S: Storage + ?Sized>(
             DecodeResult::Finished => {
                 return Err(Error::parquet(path, "no metadata in footer"));
             }
+        }
+    }
+}
+
+/// Decode `row_group` of a Parquet file whose metadata is known, reading only the columns
+/// in `mask` (and, with `limit`, only as many rows as needed), handing each batch to
+/// `on_batch`; `on_batch` returns false to stop early.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    metadata: &Arc<ParquetMetaData>,
+    prefetched: &(u64, Bytes),
+    row_group: usize,
+    mask: ProjectionMask,
+    batch_size: usize,
+    limit: Option<usize>,
+    on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+) -> Result<()> {
+    let mut builder = ParquetPushDecoderBuilder::try_new_decoder(metadata.clone())
+        .map_err(|e| Error::parquet(path, e))?
+        .with_projection(mask)
+        .with_row_groups(vec![row_group])
+        .with_batch_size(batch_size.max(1));
+    if let Some(l) = limit {
+        builder = builder.with_limit(l);
+    }
+    let mut decoder = builder.build().map_err(|e| Error::parquet(path, e))?;
+    let (start, tail) = prefetched;
+    if !tail.is_empty() {
+        decoder
+            .push_range(*start..*start + tail.len() as u64, tail.clone())
+            .map_err(|e| Error::parquet(path, e))?;
+    }
+    loop {
+        match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
+            DecodeResult::Data(batch) => {
+                if !on_batch(batch)? {
+                    return Ok(());
+                }
+            }
+            DecodeResult::NeedsData(ranges) => {
+                let data = fetch_ranges(storage, path, &ranges).await?;
+                decoder
+                    .push_ranges(ranges, data)
+                    .map_err(|e| Error::parquet(path, e))?;
+            }
+            DecodeResult::Finished => return Ok(()),
         }
     }
 }

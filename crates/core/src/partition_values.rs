@@ -87,6 +87,52 @@ fn format_us(us: i64, zone: bool) -> String {
     }
 }
 
+/// A column of `n` copies of a partition value, typed as the table declares it.
+pub fn partition_array(
+    column: &str,
+    raw: Option<&str>,
+    ty: &DataType,
+    target: &arrow_schema::DataType,
+    n: usize,
+) -> Result<arrow_array::ArrayRef> {
+    use arrow_array::{ArrayRef, BinaryArray, StringArray, TimestampMicrosecondArray, UInt32Array};
+    use std::sync::Arc;
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
+        return Ok(arrow_array::new_null_array(target, n));
+    };
+    let p = match ty {
+        DataType::Primitive(p) => p.as_str(),
+        other => return Err(bad(column, raw, &other.type_string())),
+    };
+    let one: ArrayRef = match p {
+        "binary" => Arc::new(BinaryArray::from(vec![raw.as_bytes()])),
+        "timestamp" => Arc::new(
+            TimestampMicrosecondArray::from(vec![
+                parse_timestamp_us(raw).ok_or_else(|| bad(column, raw, p))?,
+            ])
+            .with_timezone("UTC"),
+        ),
+        "timestamp_ntz" => Arc::new(TimestampMicrosecondArray::from(vec![
+            parse_timestamp_us(raw).ok_or_else(|| bad(column, raw, p))?,
+        ])),
+        _ => {
+            let s: ArrayRef = Arc::new(StringArray::from(vec![raw.trim()]));
+            let options = arrow_cast::CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            arrow_cast::cast_with_options(&s, target, &options).map_err(|_| bad(column, raw, p))?
+        }
+    };
+    let one = if one.data_type() == target {
+        one
+    } else {
+        arrow_cast::cast(&one, target).map_err(|_| bad(column, raw, p))?
+    };
+    let idx = UInt32Array::from(vec![0u32; n]);
+    arrow_select::take::take(&one, &idx, None).map_err(|_| bad(column, raw, p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

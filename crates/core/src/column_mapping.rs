@@ -1,0 +1,216 @@
+//! Column mapping (PROTOCOL.md "Column Mapping"): find the Parquet column that holds a
+//! logical field (by field id, physical name or name) and convert what a data file holds
+//! into the table's logical Arrow type — renaming nested fields, filling columns missing
+//! from older files with nulls and widening types (type widening, INT96 timestamps).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_array};
+use arrow_schema::{DataType as ArrowType, Field, Fields, TimeUnit};
+
+use crate::actions::Metadata;
+use crate::error::{Error, Result};
+use crate::schema::{DataType, PARQUET_FIELD_ID_KEY, StructField};
+
+/// The table's column mapping mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnMappingMode {
+    None,
+    Name,
+    Id,
+}
+
+impl ColumnMappingMode {
+    pub fn of(metadata: &Metadata) -> Self {
+        match metadata.property("delta.columnMapping.mode") {
+            Some("name") => ColumnMappingMode::Name,
+            Some("id") => ColumnMappingMode::Id,
+            _ => ColumnMappingMode::None,
+        }
+    }
+}
+
+/// The index among `fields` (a Parquet file's fields at one level) of the field holding
+/// the logical `field`.
+pub fn find_physical(
+    fields: &Fields,
+    field: &StructField,
+    mode: ColumnMappingMode,
+) -> Option<usize> {
+    let by_name = |name: &str| fields.iter().position(|f| f.name() == name);
+    match mode {
+        ColumnMappingMode::Id => {
+            let id = field.field_id()?.to_string();
+            fields
+                .iter()
+                .position(|f| f.metadata().get(PARQUET_FIELD_ID_KEY) == Some(&id))
+                .or_else(|| field.physical_name().and_then(by_name))
+        }
+        ColumnMappingMode::Name => field
+            .physical_name()
+            .and_then(by_name)
+            .or_else(|| by_name(&field.name)),
+        ColumnMappingMode::None => by_name(&field.name).or_else(|| {
+            fields
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(&field.name))
+        }),
+    }
+}
+
+fn err(path: &str, message: String) -> Error {
+    Error::DataFile {
+        path: path.to_string(),
+        message,
+    }
+}
+
+/// Convert `array` (as read from a data file) to the logical type `target` of the Delta
+/// type `ty`.
+pub fn conform(
+    path: &str,
+    array: &ArrayRef,
+    ty: &DataType,
+    target: &ArrowType,
+    mode: ColumnMappingMode,
+) -> Result<ArrayRef> {
+    match (ty, target) {
+        (DataType::Struct(st), ArrowType::Struct(target_fields)) => {
+            let src = array.as_struct_opt().ok_or_else(|| {
+                err(
+                    path,
+                    format!("expected a struct, found {}", array.data_type()),
+                )
+            })?;
+            let src_fields = src.fields();
+            let children = st
+                .fields
+                .iter()
+                .zip(target_fields.iter())
+                .map(|(f, tf)| match find_physical(src_fields, f, mode) {
+                    Some(i) => conform(path, src.column(i), &f.data_type, tf.data_type(), mode),
+                    None => Ok(new_null_array(tf.data_type(), src.len())),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let out = StructArray::try_new(target_fields.clone(), children, src.nulls().cloned())
+                .map_err(|e| err(path, e.to_string()))?;
+            Ok(Arc::new(out))
+        }
+        (DataType::Array(at), ArrowType::List(target_el)) => {
+            let src = match array.data_type() {
+                ArrowType::List(_) => array.as_list::<i32>().clone(),
+                ArrowType::LargeList(_) => {
+                    let cast = arrow_cast::cast(array, &ArrowType::List(target_el.clone()))
+                        .map_err(|e| err(path, e.to_string()))?;
+                    cast.as_list::<i32>().clone()
+                }
+                other => return Err(err(path, format!("expected a list, found {other}"))),
+            };
+            let values = conform(
+                path,
+                src.values(),
+                &at.element_type,
+                target_el.data_type(),
+                mode,
+            )?;
+            let out = ListArray::try_new(
+                target_el.clone(),
+                src.offsets().clone(),
+                values,
+                src.nulls().cloned(),
+            )
+            .map_err(|e| err(path, e.to_string()))?;
+            Ok(Arc::new(out))
+        }
+        (DataType::Map(mt), ArrowType::Map(entries_field, sorted)) => {
+            let src = array
+                .as_map_opt()
+                .ok_or_else(|| err(path, format!("expected a map, found {}", array.data_type())))?;
+            let ArrowType::Struct(kv) = entries_field.data_type() else {
+                return Err(err(path, "map entries are not a struct".into()));
+            };
+            let (Some(kf), Some(vf)) = (kv.first(), kv.get(1)) else {
+                return Err(err(path, "map entries lack key or value".into()));
+            };
+            let keys = conform(path, src.keys(), &mt.key_type, kf.data_type(), mode)?;
+            let values = conform(path, src.values(), &mt.value_type, vf.data_type(), mode)?;
+            let entries = StructArray::try_new(kv.clone(), vec![keys, values], None)
+                .map_err(|e| err(path, e.to_string()))?;
+            let out = MapArray::try_new(
+                entries_field.clone(),
+                src.offsets().clone(),
+                entries,
+                src.nulls().cloned(),
+                *sorted,
+            )
+            .map_err(|e| err(path, e.to_string()))?;
+            Ok(Arc::new(out))
+        }
+        (DataType::Primitive(p), ArrowType::Struct(target_fields)) if p == "variant" => {
+            let src = array.as_struct_opt().ok_or_else(|| {
+                err(
+                    path,
+                    format!("expected a variant struct, found {}", array.data_type()),
+                )
+            })?;
+            let children = target_fields
+                .iter()
+                .map(|tf| match src.column_by_name(tf.name()) {
+                    Some(c) => {
+                        arrow_cast::cast(c, tf.data_type()).map_err(|e| err(path, e.to_string()))
+                    }
+                    None => Ok(new_null_array(tf.data_type(), src.len())),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let out = StructArray::try_new(target_fields.clone(), children, src.nulls().cloned())
+                .map_err(|e| err(path, e.to_string()))?;
+            Ok(Arc::new(out))
+        }
+        _ if array.data_type() == target => Ok(array.clone()),
+        (_, ArrowType::Timestamp(TimeUnit::Microsecond, Some(tz)))
+            if matches!(array.data_type(), ArrowType::Timestamp(..)) =>
+        {
+            // change the unit without parsing the zone name (values are UTC instants)
+            let us = arrow_cast::cast(array, &ArrowType::Timestamp(TimeUnit::Microsecond, None))
+                .map_err(|e| err(path, e.to_string()))?;
+            let us = us.as_primitive::<TimestampMicrosecondType>().clone();
+            Ok(Arc::new(us.with_timezone(tz.clone())))
+        }
+        _ => arrow_cast::cast(array, target).map_err(|e| {
+            err(
+                path,
+                format!(
+                    "cannot read {} as {}: {e}",
+                    array.data_type(),
+                    ty.type_string()
+                ),
+            )
+        }),
+    }
+}
+
+/// `f` with every nullability relaxed (map keys excepted): data files may hold nulls in
+/// fields a later schema declares non-null, and columns missing from older files read as
+/// nulls.
+pub fn relaxed(f: &Field) -> Field {
+    Field::new(f.name(), relaxed_type(f.data_type()), true).with_metadata(f.metadata().clone())
+}
+
+fn relaxed_type(t: &ArrowType) -> ArrowType {
+    match t {
+        ArrowType::Struct(fs) => ArrowType::Struct(fs.iter().map(|f| relaxed(f)).collect()),
+        ArrowType::List(el) => ArrowType::List(Arc::new(relaxed(el))),
+        ArrowType::Map(entries, sorted) => {
+            let inner = match entries.data_type() {
+                ArrowType::Struct(kv) if kv.len() == 2 => {
+                    ArrowType::Struct(Fields::from(vec![kv[0].as_ref().clone(), relaxed(&kv[1])]))
+                }
+                other => other.clone(),
+            };
+            ArrowType::Map(Arc::new(Field::new(entries.name(), inner, false)), *sorted)
+        }
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,95 @@
+//! Conformance of scanned rows: every expected version's rows equal `data_v<N>.jsonl`
+//! in the canonical format; versions no reader could read must fail.
+
+use std::path::Path;
+
+use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::{Table, VersionSpec};
+use deltalens_tests::canonical::canonical_lines;
+use deltalens_tests::{conformance_dir, open_local, runtime};
+use serde_json::Value;
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+async fn scan_lines(table: &Table, v: u64) -> Result<Vec<String>, deltalens_core::Error> {
+    let snap = table.snapshot(VersionSpec::Version(v)).await?;
+    let scan = Scan::new(&snap, table.location(), ScanOptions::default())?;
+    let mut batches = Vec::new();
+    scan.execute(table.storage().as_ref(), &mut |b| {
+        batches.push(b);
+        Ok(true)
+    })
+    .await?;
+    Ok(canonical_lines(&batches, snap.schema.fields()))
+}
+
+#[test]
+fn conformance_rows() {
+    let Some(dir) = conformance_dir() else {
+        eprintln!("SKIPPED: conformance corpus not found");
+        return;
+    };
+    let only = std::env::var("DELTALENS_ONLY").ok();
+    let tables = read_json(&dir.join("tables.json"));
+    let rt = runtime();
+    let (mut matched, mut total, mut refused) = (0, 0, 0);
+    let mut problems = Vec::new();
+    for t in tables.as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        if only.as_deref().is_some_and(|o| o != name)
+            || t["expect_error"].as_bool().unwrap_or(false)
+        {
+            continue;
+        }
+        let exp = dir.join("expected").join(name);
+        let versions = read_json(&exp.join("versions.json"));
+        let table = open_local(&dir.join("tables").join(name));
+        for (v, e) in versions["versions"].as_object().unwrap() {
+            let v: u64 = v.parse().unwrap();
+            if e["error"].as_bool().unwrap_or(false) {
+                total += 1;
+                match rt.block_on(scan_lines(&table, v)) {
+                    Err(_) => refused += 1,
+                    Ok(l) => problems.push(format!(
+                        "{name} v{v}: read {} rows where no reader could",
+                        l.len()
+                    )),
+                }
+                continue;
+            }
+            let Some(file) = e["data_file"].as_str() else {
+                continue;
+            };
+            total += 1;
+            let want = std::fs::read_to_string(exp.join(file)).unwrap();
+            match rt.block_on(scan_lines(&table, v)) {
+                Err(err) => problems.push(format!("{name} v{v}: {err}")),
+                Ok(lines) => {
+                    let got: String = lines.concat();
+                    if got == want {
+                        matched += 1;
+                    } else {
+                        let first_diff = got
+                            .lines()
+                            .zip(want.lines())
+                            .find(|(a, b)| a != b)
+                            .map(|(a, b)| format!("got  {a}\nwant {b}"))
+                            .unwrap_or_default();
+                        problems.push(format!(
+                            "{name} v{v}: {} rows != {} expected\n{first_diff}",
+                            lines.len(),
+                            want.lines().count()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "conformance rows: {matched} versions matched, {refused} unreadable versions refused, of {total}; {} problems",
+        problems.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
