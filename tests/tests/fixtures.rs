@@ -187,3 +187,19 @@ fn partition_values_are_typed_and_null_partitions_read() {
             .any(|v| v["event_date"] == "2024-01-03" && v["city"].is_null())
     );
 }
+
+#[test]
+fn change_feed_is_refused_where_not_enabled() {
+    use deltalens_core::changes::Changes;
+    use deltalens_core::scan::ScanOptions;
+    let rt = runtime();
+    let table = open_local(&fixtures_dir().join("partitioned"));
+    let e = rt
+        .block_on(async {
+            let c = Changes::new(&table, 1, None, ScanOptions::default()).await?;
+            c.execute(&table, &mut |_| Ok(true)).await
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::CdfNotEnabled { version: 1 }), "{e}");
+    assert!(e.to_string().contains("not enabled at version 1"), "{e}");
+}

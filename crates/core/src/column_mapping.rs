@@ -41,13 +41,16 @@ pub fn find_physical(
 ) -> Option<usize> {
     let by_name = |name: &str| fields.iter().position(|f| f.name() == name);
     match mode {
-        ColumnMappingMode::Id => {
-            let id = field.field_id()?.to_string();
-            fields
-                .iter()
-                .position(|f| f.metadata().get(PARQUET_FIELD_ID_KEY) == Some(&id))
-                .or_else(|| field.physical_name().and_then(by_name))
-        }
+        ColumnMappingMode::Id => match field.field_id() {
+            Some(id) => {
+                let id = id.to_string();
+                fields
+                    .iter()
+                    .position(|f| f.metadata().get(PARQUET_FIELD_ID_KEY) == Some(&id))
+                    .or_else(|| field.physical_name().and_then(by_name))
+            }
+            None => by_name(&field.name),
+        },
         ColumnMappingMode::Name => field
             .physical_name()
             .and_then(by_name)

@@ -88,6 +88,12 @@ pub enum Error {
     #[error("cannot read {path} as the table schema: {message}")]
     DataFile { path: String, message: String },
 
+    /// The change data feed was not enabled at a version of the requested range.
+    #[error(
+        "the change data feed is not enabled at version {version} (delta.enableChangeDataFeed is not true); use `diff` for a row-level comparison, or a range that starts after CDF was enabled"
+    )]
+    CdfNotEnabled { version: u64 },
+
     /// A scan or filter argument is not valid.
     #[error("{message}")]
     InvalidArgument { message: String },

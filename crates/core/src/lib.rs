@@ -3,6 +3,7 @@
 //! Storage is reached only through [`deltalens_storage::Storage`]. Start with [`Table`].
 
 pub mod actions;
+pub mod changes;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod deletion_vector;

@@ -10,7 +10,7 @@ use deltalens_storage::Storage;
 use parquet::arrow::{ProjectionMask, parquet_to_arrow_schema};
 use roaring::RoaringTreemap;
 
-use crate::actions::Add;
+use crate::actions::{Add, StringMap};
 use crate::column_mapping::{ColumnMappingMode, conform, find_physical, relaxed};
 use crate::deletion_vector::{load_deletion_vector, relative_to_table};
 use crate::error::{Error, Result};
@@ -70,6 +70,48 @@ pub fn data_file_path(path: &str, table_location: &str) -> Result<String> {
         .into_owned())
 }
 
+/// Which rows of a data file to return.
+#[derive(Debug, Clone, Default)]
+pub enum RowMask {
+    /// Every row.
+    #[default]
+    All,
+    /// Every row but these (a deletion vector).
+    Without(RoaringTreemap),
+    /// Only these rows (rows a deletion vector newly deleted, for change data).
+    Only(RoaringTreemap),
+}
+
+impl RowMask {
+    fn keeps(&self, row: u64) -> bool {
+        match self {
+            RowMask::All => true,
+            RowMask::Without(d) => !d.contains(row),
+            RowMask::Only(k) => k.contains(row),
+        }
+    }
+
+    /// True when no row of `rows` is kept.
+    fn skips_all(&self, rows: std::ops::Range<u64>) -> bool {
+        let n = rows.end - rows.start;
+        match self {
+            RowMask::All => n == 0,
+            RowMask::Without(d) => d.range_cardinality(rows) == n,
+            RowMask::Only(k) => k.range_cardinality(rows) == 0,
+        }
+    }
+}
+
+/// One data (or change data) file to read.
+#[derive(Debug, Clone)]
+pub struct FileRead<'f> {
+    /// The path as written in the log.
+    pub path: &'f str,
+    pub size: i64,
+    pub partition_values: &'f StringMap,
+    pub rows: RowMask,
+}
+
 /// A planned scan of one snapshot.
 pub struct Scan<'a> {
     snapshot: &'a Snapshot,
@@ -77,7 +119,7 @@ pub struct Scan<'a> {
     options: ScanOptions,
     mode: ColumnMappingMode,
     /// The logical fields read, in output order.
-    fields: Vec<&'a StructField>,
+    fields: Vec<StructField>,
     schema: SchemaRef,
 }
 
@@ -85,14 +127,15 @@ impl<'a> Scan<'a> {
     /// Plan a scan; unknown columns are an error that names them.
     pub fn new(snapshot: &'a Snapshot, location: &'a str, options: ScanOptions) -> Result<Self> {
         let all = snapshot.schema.fields();
-        let fields: Vec<&StructField> = match &options.columns {
-            None => all.iter().collect(),
+        let fields: Vec<StructField> = match &options.columns {
+            None => all.to_vec(),
             Some(cols) => cols
                 .iter()
                 .map(|c| {
                     all.iter()
                         .find(|f| &f.name == c)
                         .or_else(|| all.iter().find(|f| f.name.eq_ignore_ascii_case(c)))
+                        .cloned()
                         .ok_or_else(|| Error::InvalidArgument {
                             message: format!(
                                 "unknown column {c:?}; the table has: {}",
@@ -129,6 +172,21 @@ impl<'a> Scan<'a> {
         })
     }
 
+    /// Also read `field`, a column data files hold outside the table schema (such as
+    /// `_change_type` in change data files); files without it read nulls.
+    pub fn with_extra_field(mut self, field: StructField, arrow: Field) -> Self {
+        self.fields.push(field);
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(arrow);
+        self.schema = Arc::new(Schema::new(fields));
+        self
+    }
+
     /// The schema of the batches the scan returns.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
@@ -150,7 +208,19 @@ impl<'a> Scan<'a> {
             if self.options.limit.is_some_and(|l| m.rows_returned >= l) {
                 break;
             }
-            if !self.read_file(storage, add, &mut m, sink).await? {
+            let rows = match &add.deletion_vector {
+                Some(dv) => {
+                    RowMask::Without(load_deletion_vector(storage, dv, self.location).await?)
+                }
+                None => RowMask::All,
+            };
+            let file = FileRead {
+                path: &add.path,
+                size: add.size,
+                partition_values: &add.partition_values,
+                rows,
+            };
+            if !self.read_file(storage, &file, &mut m, sink).await? {
                 break;
             }
         }
@@ -158,26 +228,21 @@ impl<'a> Scan<'a> {
     }
 
     /// Read one file; false when the sink or the limit stopped the scan.
-    async fn read_file<S: Storage + ?Sized>(
+    pub async fn read_file<S: Storage + ?Sized>(
         &self,
         storage: &S,
-        add: &Add,
+        file: &FileRead<'_>,
         m: &mut ScanMetrics,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<bool> {
-        let path = data_file_path(&add.path, self.location)?;
-        let deleted: Option<RoaringTreemap> = match &add.deletion_vector {
-            Some(dv) => Some(load_deletion_vector(storage, dv, self.location).await?),
-            None => None,
-        };
+        let path = data_file_path(file.path, self.location)?;
         let partition_cols = self.snapshot.partition_columns();
         let data_fields: Vec<&StructField> = self
             .fields
             .iter()
-            .copied()
             .filter(|f| !partition_cols.contains(&f.name))
             .collect();
-        let (metadata, tail_start, tail) = read_metadata(storage, &path, add.size as u64).await?;
+        let (metadata, tail_start, tail) = read_metadata(storage, &path, file.size as u64).await?;
         let metadata = Arc::new(metadata);
         m.files_read += 1;
         let file_md = metadata.file_metadata();
@@ -204,15 +269,16 @@ impl<'a> Scan<'a> {
             if remaining == Some(0) {
                 return Ok(false);
             }
-            if let Some(d) = &deleted
-                && d.range_cardinality(row_start..row_start + rg_rows) == rg_rows
-            {
+            if file.rows.skips_all(row_start..row_start + rg_rows) {
                 row_start += rg_rows;
                 continue;
             }
             m.row_groups_read += 1;
-            // with a deletion vector, rows the decoder returns may be dropped: no limit
-            let decode_limit = if deleted.is_some() { None } else { remaining };
+            // with a row mask, rows the decoder returns may be dropped: no limit
+            let decode_limit = match file.rows {
+                RowMask::All => remaining,
+                _ => None,
+            };
             let mut offset = row_start;
             let mut err = None;
             decode_row_group(
@@ -227,7 +293,7 @@ impl<'a> Scan<'a> {
                 &mut |batch| {
                     let n = batch.num_rows();
                     let out =
-                        self.logical_batch(&path, add, &batch, &roots, &root_idx, &data_fields);
+                        self.logical_batch(&path, file, &batch, &roots, &root_idx, &data_fields);
                     let out = match out {
                         Ok(o) => o,
                         Err(e) => {
@@ -235,10 +301,11 @@ impl<'a> Scan<'a> {
                             return Ok(false);
                         }
                     };
-                    let out = match &deleted {
-                        Some(d) => {
+                    let out = match &file.rows {
+                        RowMask::All => out,
+                        mask => {
                             let keep: BooleanArray = (offset..offset + n as u64)
-                                .map(|r| Some(!d.contains(r)))
+                                .map(|r| Some(mask.keeps(r)))
                                 .collect();
                             let before = out.num_rows();
                             let f = arrow_select::filter::filter_record_batch(&out, &keep)
@@ -249,7 +316,6 @@ impl<'a> Scan<'a> {
                             m.rows_deleted += before - f.num_rows();
                             f
                         }
-                        None => out,
                     };
                     offset += n as u64;
                     let out = match self.options.limit {
@@ -288,7 +354,7 @@ impl<'a> Scan<'a> {
     fn logical_batch(
         &self,
         path: &str,
-        add: &Add,
+        file: &FileRead<'_>,
         batch: &RecordBatch,
         roots: &[Option<usize>],
         root_idx: &[usize],
@@ -297,7 +363,7 @@ impl<'a> Scan<'a> {
         let n = batch.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.fields.len());
         for (f, target) in self.fields.iter().zip(self.schema.fields()) {
-            let col = match data_fields.iter().position(|d| std::ptr::eq(*d, *f)) {
+            let col = match data_fields.iter().position(|d| std::ptr::eq(*d, f)) {
                 Some(di) => match roots[di] {
                     Some(root) => {
                         let pos = root_idx.iter().position(|r| *r == root).ok_or_else(|| {
@@ -318,10 +384,10 @@ impl<'a> Scan<'a> {
                 },
                 None => {
                     let key = f.physical_name().unwrap_or(&f.name);
-                    let raw = add
+                    let raw = file
                         .partition_values
                         .get(key)
-                        .or_else(|| add.partition_values.get(&f.name))
+                        .or_else(|| file.partition_values.get(&f.name))
                         .and_then(|v| v.as_deref());
                     partition_array(&f.name, raw, &f.data_type, target.data_type(), n)?
                 }

@@ -17,6 +17,11 @@ impl StringMap {
         Self::default()
     }
 
+    /// An empty map usable in constants.
+    pub const fn new_const() -> Self {
+        StringMap(Vec::new())
+    }
+
     /// The value of `key`: `None` when absent, `Some(None)` when null.
     pub fn get(&self, key: &str) -> Option<&Option<String>> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)

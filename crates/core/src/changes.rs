@@ -1,0 +1,314 @@
+//! Change data feed (Trino's `table_changes`, Spark's `table_changes`): the rows each
+//! commit inserted, deleted or updated, from `cdc` files when a commit has them and
+//! otherwise from its `add`s (inserts) and `remove`s (deletes), including rows a grown
+//! deletion vector newly deleted. Adds `_change_type`, `_commit_version`,
+//! `_commit_timestamp` to the table's columns.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
+use deltalens_storage::Storage;
+use roaring::RoaringTreemap;
+
+use crate::actions::{Action, DeletionVectorDescriptor, Metadata, parse_actions};
+use crate::deletion_vector::load_deletion_vector;
+use crate::error::{Error, Result};
+use crate::log_segment::{list_log, read_files};
+use crate::protocol::check_readable;
+use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
+use crate::schema::{DataType, StructField};
+use crate::snapshot::{Snapshot, load_protocol_and_metadata};
+use crate::table::Table;
+
+/// Name of the change type column.
+pub const CHANGE_TYPE: &str = "_change_type";
+/// Name of the commit version column.
+pub const COMMIT_VERSION: &str = "_commit_version";
+/// Name of the commit timestamp column.
+pub const COMMIT_TIMESTAMP: &str = "_commit_timestamp";
+
+fn cdf_enabled(md: &Metadata) -> bool {
+    md.property("delta.enableChangeDataFeed")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// The change rows of versions `from..=to` (inclusive, as `table_changes`).
+pub struct Changes {
+    /// The snapshot at the end of the range: its schema shapes the rows.
+    pub snapshot: Snapshot,
+    pub from: u64,
+    pub to: u64,
+    options: ScanOptions,
+}
+
+impl Changes {
+    /// Plan the change feed between two versions; `to` defaults to the latest.
+    pub async fn new(
+        table: &Table,
+        from: u64,
+        to: Option<u64>,
+        options: ScanOptions,
+    ) -> Result<Changes> {
+        let storage = table.storage().as_ref();
+        let listing = list_log(storage).await?;
+        let latest = listing.segment(None, table.location())?.version;
+        let to = to.unwrap_or(latest);
+        if from > to {
+            return Err(Error::InvalidArgument {
+                message: format!("the start version {from} is after the end version {to}"),
+            });
+        }
+        let snapshot =
+            Snapshot::load(storage, &listing.segment(Some(to), table.location())?).await?;
+        if let Some(missing) = (from..=to).find(|v| !listing.commits.contains_key(v)) {
+            return Err(Error::MissingVersion {
+                version: missing,
+                target: to,
+            });
+        }
+        Ok(Changes {
+            snapshot,
+            from,
+            to,
+            options,
+        })
+    }
+
+    /// The schema of the change rows.
+    pub fn schema(&self, table: &Table) -> Result<SchemaRef> {
+        let scan = Scan::new(&self.snapshot, table.location(), self.options.clone())?;
+        let mut fields: Vec<Field> = scan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.extend(change_fields());
+        Ok(Arc::new(Schema::new(fields)))
+    }
+
+    /// Run: hand each batch to `sink` (false stops).
+    pub async fn execute(
+        &self,
+        table: &Table,
+        sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+    ) -> Result<ScanMetrics> {
+        let storage = table.storage().as_ref();
+        let location = table.location();
+        let listing = list_log(storage).await?;
+        // the metadata in effect before the range starts
+        let mut metadata = if self.from == 0 {
+            None
+        } else {
+            let seg = listing.segment(Some(self.from - 1), location)?;
+            Some(load_protocol_and_metadata(storage, &seg).await?.1)
+        };
+        let files: Vec<_> = (self.from..=self.to)
+            .filter_map(|v| listing.commits.get(&v))
+            .collect();
+        let data = read_files(storage, files.iter().map(|f| f.path())).await?;
+        let plain = Scan::new(&self.snapshot, location, self.options.clone())?;
+        let change_type_field = StructField {
+            name: CHANGE_TYPE.into(),
+            data_type: DataType::Primitive("string".into()),
+            nullable: true,
+            metadata: Default::default(),
+        };
+        let with_type = Scan::new(&self.snapshot, location, self.options.clone())?
+            .with_extra_field(
+                change_type_field,
+                Field::new(CHANGE_TYPE, ArrowType::Utf8, true),
+            );
+        let schema = self.schema(table)?;
+        let mut m = ScanMetrics::default();
+        let limit = self.options.limit;
+        for (f, d) in files.iter().zip(data) {
+            let v = f.version;
+            let actions = parse_actions(f.path(), &d)?;
+            let mut commit_ts = None;
+            for a in &actions {
+                match a {
+                    Action::Metadata(md) => metadata = Some(md.clone()),
+                    Action::Protocol(p) => check_readable(p)?,
+                    Action::CommitInfo(ci) => {
+                        commit_ts = ci
+                            .get("inCommitTimestamp")
+                            .and_then(|t| t.as_i64())
+                            .or_else(|| ci.get("timestamp").and_then(|t| t.as_i64()));
+                    }
+                    _ => {}
+                }
+            }
+            if !metadata.as_ref().is_some_and(cdf_enabled) {
+                return Err(Error::CdfNotEnabled { version: v });
+            }
+            let ts_us = commit_ts.or(f.meta.last_modified_ms).unwrap_or_default() * 1000;
+            let mut emit = |batch: RecordBatch, change: Option<&'static str>| -> Result<bool> {
+                let n = batch.num_rows();
+                let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
+                if let Some(c) = change {
+                    cols.push(Arc::new(StringArray::from(vec![c; n])));
+                }
+                cols.push(Arc::new(Int64Array::from(vec![v as i64; n])));
+                cols.push(Arc::new(
+                    TimestampMicrosecondArray::from(vec![ts_us; n]).with_timezone("UTC"),
+                ));
+                let out =
+                    RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::DataFile {
+                        path: f.path().to_string(),
+                        message: e.to_string(),
+                    })?;
+                sink(out)
+            };
+            let has_cdc = actions.iter().any(|a| matches!(a, Action::Cdc(_)));
+            if has_cdc {
+                for a in &actions {
+                    let Action::Cdc(c) = a else { continue };
+                    let read = FileRead {
+                        path: &c.path,
+                        size: c.size,
+                        partition_values: &c.partition_values,
+                        rows: RowMask::All,
+                    };
+                    let mut sub = ScanMetrics::default();
+                    let go = with_type
+                        .read_file(storage, &read, &mut sub, &mut |b| emit(b, None))
+                        .await?;
+                    m.rows_returned += sub.rows_returned;
+                    m.files_read += sub.files_read;
+                    if !go || limit.is_some_and(|l| m.rows_returned >= l) {
+                        return Ok(m);
+                    }
+                }
+                continue;
+            }
+            let removes: Vec<_> = actions
+                .iter()
+                .filter_map(|a| match a {
+                    Action::Remove(r) if r.data_change => Some(r),
+                    _ => None,
+                })
+                .collect();
+            let mut paired = std::collections::HashSet::new();
+            let mut reads: Vec<(FileRead<'_>, &'static str)> = Vec::new();
+            for a in &actions {
+                let Action::Add(add) = a else { continue };
+                if !add.data_change {
+                    continue;
+                }
+                let new_dv = dv_rows(storage, add.deletion_vector.as_ref(), location).await?;
+                match removes.iter().find(|r| r.path == add.path) {
+                    Some(r) => {
+                        // the same file with another deletion vector: only the difference changed
+                        paired.insert(r.path.as_str());
+                        let old_dv = dv_rows(storage, r.deletion_vector.as_ref(), location).await?;
+                        let newly_deleted = &new_dv - &old_dv;
+                        let restored = &old_dv - &new_dv;
+                        if !newly_deleted.is_empty() {
+                            reads.push((
+                                file_read(
+                                    &add.path,
+                                    add.size,
+                                    &add.partition_values,
+                                    RowMask::Only(newly_deleted),
+                                ),
+                                "delete",
+                            ));
+                        }
+                        if !restored.is_empty() {
+                            reads.push((
+                                file_read(
+                                    &add.path,
+                                    add.size,
+                                    &add.partition_values,
+                                    RowMask::Only(restored),
+                                ),
+                                "insert",
+                            ));
+                        }
+                    }
+                    None => reads.push((
+                        file_read(&add.path, add.size, &add.partition_values, mask(new_dv)),
+                        "insert",
+                    )),
+                }
+            }
+            for r in &removes {
+                if paired.contains(r.path.as_str()) {
+                    continue;
+                }
+                let size = r.size.ok_or_else(|| Error::InvalidLog {
+                    path: f.path().to_string(),
+                    message: format!(
+                        "remove of {} has no size; cannot read its rows for change data",
+                        r.path
+                    ),
+                })?;
+                let pv = r.partition_values.as_ref().unwrap_or(&EMPTY);
+                let dv = dv_rows(storage, r.deletion_vector.as_ref(), location).await?;
+                reads.push((file_read(&r.path, size, pv, mask(dv)), "delete"));
+            }
+            for (read, change) in &reads {
+                let mut sub = ScanMetrics::default();
+                let go = plain
+                    .read_file(storage, read, &mut sub, &mut |b| emit(b, Some(change)))
+                    .await?;
+                m.rows_returned += sub.rows_returned;
+                m.files_read += sub.files_read;
+                if !go || limit.is_some_and(|l| m.rows_returned >= l) {
+                    return Ok(m);
+                }
+            }
+        }
+        Ok(m)
+    }
+}
+
+static EMPTY: crate::actions::StringMap = crate::actions::StringMap::new_const();
+
+fn file_read<'f>(
+    path: &'f str,
+    size: i64,
+    pv: &'f crate::actions::StringMap,
+    rows: RowMask,
+) -> FileRead<'f> {
+    FileRead {
+        path,
+        size,
+        partition_values: pv,
+        rows,
+    }
+}
+
+fn mask(deleted: RoaringTreemap) -> RowMask {
+    if deleted.is_empty() {
+        RowMask::All
+    } else {
+        RowMask::Without(deleted)
+    }
+}
+
+async fn dv_rows<S: Storage + ?Sized>(
+    storage: &S,
+    dv: Option<&DeletionVectorDescriptor>,
+    location: &str,
+) -> Result<RoaringTreemap> {
+    match dv {
+        Some(d) => load_deletion_vector(storage, d, location).await,
+        None => Ok(RoaringTreemap::new()),
+    }
+}
+
+/// The three columns change rows add.
+pub fn change_fields() -> Vec<Field> {
+    vec![
+        Field::new(CHANGE_TYPE, ArrowType::Utf8, true),
+        Field::new(COMMIT_VERSION, ArrowType::Int64, true),
+        Field::new(
+            COMMIT_TIMESTAMP,
+            ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
+    ]
+}
