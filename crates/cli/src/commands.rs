@@ -242,3 +242,124 @@ pub async fn files(table: &Table, at: VersionSpec, json: bool) -> Result<String,
     ));
     Ok(out)
 }
+
+/// A one-line progress report on stderr, drawn only when both stdout and stderr are
+/// terminals (never when the output is piped).
+struct Progress {
+    on: bool,
+    total_files: usize,
+    total_bytes: i64,
+    last: std::time::Instant,
+}
+
+impl Progress {
+    fn new(total_files: usize, total_bytes: i64) -> Self {
+        use std::io::IsTerminal;
+        Progress {
+            on: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            total_files,
+            total_bytes,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn update(&mut self, read: u64, rows: usize) {
+        if !self.on || self.last.elapsed() < std::time::Duration::from_millis(200) {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        eprint!(
+            "\r\x1b[Kreading {} files ({}): {} fetched, {rows} rows",
+            self.total_files,
+            render::bytes(self.total_bytes),
+            render::bytes(read as i64)
+        );
+    }
+
+    fn clear(&self) {
+        if self.on {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+fn out_stream(rows: &crate::RowArgs) -> Result<Box<dyn std::io::Write + Send>, String> {
+    Ok(match &rows.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    })
+}
+
+fn scan_options(rows: &crate::RowArgs) -> deltalens_core::scan::ScanOptions {
+    deltalens_core::scan::ScanOptions {
+        columns: rows.columns.clone(),
+        limit: rows.limit,
+        batch_size: rows.batch_size,
+    }
+}
+
+pub async fn scan(
+    t: &crate::Opened,
+    at: VersionSpec,
+    rows: &crate::RowArgs,
+) -> Result<String, String> {
+    use deltalens_core::scan::Scan;
+    let s = t.table.snapshot(at).await.map_err(|e| e.to_string())?;
+    let scan = Scan::new(&s, t.table.location(), scan_options(rows)).map_err(|e| e.to_string())?;
+    let schema = scan.schema();
+    let mut writer = crate::output::Writer::new(rows.format, out_stream(rows)?, &schema)?;
+    let mut progress = Progress::new(s.num_files(), s.size_bytes());
+    let mut write_err = None;
+    let mut n = 0usize;
+    let counter = t.counter.clone();
+    scan.execute(t.table.storage().as_ref(), &mut |b| {
+        n += b.num_rows();
+        progress.clear();
+        if let Err(e) = writer.write(&b) {
+            write_err = Some(e);
+            return Ok(false);
+        }
+        progress.update(counter.stats().bytes, n);
+        Ok(true)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    progress.clear();
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    writer.finish(&schema)?;
+    release(s);
+    Ok(String::new())
+}
+
+pub async fn changes(
+    t: &crate::Opened,
+    from: u64,
+    to: Option<u64>,
+    rows: &crate::RowArgs,
+) -> Result<String, String> {
+    use deltalens_core::changes::Changes;
+    let c = Changes::new(&t.table, from, to, scan_options(rows))
+        .await
+        .map_err(|e| e.to_string())?;
+    let schema = c.schema(&t.table).map_err(|e| e.to_string())?;
+    let mut writer = crate::output::Writer::new(rows.format, out_stream(rows)?, &schema)?;
+    let mut write_err = None;
+    c.execute(&t.table, &mut |b| {
+        if let Err(e) = writer.write(&b) {
+            write_err = Some(e);
+            return Ok(false);
+        }
+        Ok(true)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    writer.finish(&schema)?;
+    Ok(String::new())
+}

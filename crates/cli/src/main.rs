@@ -1,6 +1,7 @@
 //! `deltalens`: look inside a Delta Lake table from a terminal.
 
 mod commands;
+mod output;
 mod render;
 
 use std::process::ExitCode;
@@ -54,6 +55,60 @@ enum Command {
         #[command(flatten)]
         at: AtArgs,
     },
+    /// Read rows (a time-travel preview with --version / --timestamp).
+    Scan {
+        #[command(flatten)]
+        table: TableArgs,
+        #[command(flatten)]
+        at: AtArgs,
+        #[command(flatten)]
+        rows: RowArgs,
+    },
+    /// Change data feed between two versions, inclusive (table_changes).
+    Changes {
+        #[command(flatten)]
+        table: TableArgs,
+        /// First version of the range (inclusive).
+        #[arg(
+            long,
+            value_name = "V",
+            required_unless_present = "from_timestamp",
+            conflicts_with = "from_timestamp"
+        )]
+        from: Option<u64>,
+        /// Last version of the range (inclusive; default: latest).
+        #[arg(long, value_name = "V", conflicts_with = "to_timestamp")]
+        to: Option<u64>,
+        /// Start at the first commit at or after this time.
+        #[arg(long, value_name = "T")]
+        from_timestamp: Option<String>,
+        /// End at the last commit at or before this time.
+        #[arg(long, value_name = "T")]
+        to_timestamp: Option<String>,
+        #[command(flatten)]
+        rows: RowArgs,
+    },
+}
+
+/// What rows to return and how to write them.
+#[derive(Args, Debug)]
+pub struct RowArgs {
+    /// Columns to return, comma-separated (Flink's columnNames).
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+    /// Return at most N rows; reading stops as soon as they are found.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Rows per batch (Flink's parquetBatchSize).
+    #[arg(long, value_name = "N", default_value_t = deltalens_core::scan::DEFAULT_BATCH_SIZE,
+          value_parser = positive)]
+    pub batch_size: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = output::Format::Table)]
+    pub format: output::Format,
+    /// Write to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -94,60 +149,108 @@ impl AtArgs {
     }
 }
 
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive number, got {s:?}")),
+    }
+}
+
 fn parse_kv(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(k, v)| (k.trim().to_string(), v.to_string()))
         .ok_or_else(|| format!("expected KEY=VALUE, got {s:?}"))
 }
 
-/// The table and, when asked for, the counter of its requests.
+/// The table and the counter of its requests (for --io-stats and progress).
 pub struct Opened {
     pub table: Table,
-    counter: Option<Arc<CountingStorage<ObjectStoreStorage>>>,
+    pub counter: Arc<CountingStorage<ObjectStoreStorage>>,
+    io_stats: bool,
 }
 
 fn open(args: &TableArgs) -> Result<Opened, deltalens_core::Error> {
     let store = ObjectStoreStorage::open(&args.location, &args.options)?;
-    if args.io_stats {
-        let counter = Arc::new(CountingStorage::new(store));
-        let storage: Arc<dyn Storage> = counter.clone();
-        Ok(Opened {
-            table: Table::new(storage, &args.location),
-            counter: Some(counter),
-        })
-    } else {
-        Ok(Opened {
-            table: Table::new(Arc::new(store), &args.location),
-            counter: None,
-        })
-    }
+    let counter = Arc::new(CountingStorage::new(store));
+    let storage: Arc<dyn Storage> = counter.clone();
+    Ok(Opened {
+        table: Table::new(storage, &args.location),
+        counter,
+        io_stats: args.io_stats,
+    })
 }
 
-async fn run(cli: Cli) -> Result<String, deltalens_core::Error> {
+async fn run(cli: Cli) -> Result<String, String> {
+    let err = |e: deltalens_core::Error| e.to_string();
     let (args, result) = match &cli.command {
         Command::Info { table, at } => {
-            let t = open(table)?;
-            let r = commands::info(&t.table, at.spec()?, table.json).await;
+            let t = open(table).map_err(err)?;
+            let r = commands::info(&t.table, at.spec().map_err(err)?, table.json)
+                .await
+                .map_err(err);
             (t, r)
         }
         Command::Schema { table, at } => {
-            let t = open(table)?;
-            let r = commands::schema(&t.table, at.spec()?, table.json).await;
+            let t = open(table).map_err(err)?;
+            let r = commands::schema(&t.table, at.spec().map_err(err)?, table.json)
+                .await
+                .map_err(err);
             (t, r)
         }
         Command::History { table, limit } => {
-            let t = open(table)?;
-            let r = commands::history(&t.table, *limit, table.json).await;
+            let t = open(table).map_err(err)?;
+            let r = commands::history(&t.table, *limit, table.json)
+                .await
+                .map_err(err);
             (t, r)
         }
         Command::Files { table, at } => {
-            let t = open(table)?;
-            let r = commands::files(&t.table, at.spec()?, table.json).await;
+            let t = open(table).map_err(err)?;
+            let r = commands::files(&t.table, at.spec().map_err(err)?, table.json)
+                .await
+                .map_err(err);
+            (t, r)
+        }
+        Command::Scan { table, at, rows } => {
+            let t = open(table).map_err(err)?;
+            let r = commands::scan(&t, at.spec().map_err(err)?, rows).await;
+            (t, r)
+        }
+        Command::Changes {
+            table,
+            from,
+            to,
+            from_timestamp,
+            to_timestamp,
+            rows,
+        } => {
+            let t = open(table).map_err(err)?;
+            let parse = deltalens_core::time_travel::parse_timestamp;
+            let from = match (from, from_timestamp) {
+                (Some(v), _) => *v,
+                (None, Some(ts)) => t
+                    .table
+                    .first_version_at_or_after(parse(ts).map_err(err)?)
+                    .await
+                    .map_err(err)?,
+                (None, None) => 0,
+            };
+            let to = match (to, to_timestamp) {
+                (Some(v), _) => Some(*v),
+                (None, Some(ts)) => Some(
+                    t.table
+                        .version_at_timestamp(parse(ts).map_err(err)?)
+                        .await
+                        .map_err(err)?,
+                ),
+                (None, None) => None,
+            };
+            let r = commands::changes(&t, from, to, rows).await;
             (t, r)
         }
     };
-    if let Some(c) = &args.counter {
-        let s = c.stats();
+    if args.io_stats {
+        let s = args.counter.stats();
         eprintln!(
             "io: {} requests ({} list, {} get, {} head), {} bytes read",
             s.requests, s.lists, s.gets, s.heads, s.bytes

@@ -2,7 +2,7 @@
 
 use deltalens_storage::DynStorage;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history::{HistoryEntry, read_history};
 use crate::log_segment::{LogListing, list_log, list_log_from_hint};
 use crate::snapshot::{Snapshot, load_protocol_and_metadata};
@@ -67,6 +67,40 @@ impl Table {
     pub async fn version_at_timestamp(&self, ts_ms: i64) -> Result<u64> {
         let listing = list_log(self.storage.as_ref()).await?;
         self.version_at(&listing, ts_ms).await
+    }
+
+    /// The first version committed at or after `ts_ms` (where a `table_changes` range that
+    /// starts at a timestamp begins).
+    pub async fn first_version_at_or_after(&self, ts_ms: i64) -> Result<u64> {
+        let listing = list_log(self.storage.as_ref()).await?;
+        match self.version_at(&listing, ts_ms).await {
+            Ok(v) => {
+                let committed_at_ts = match self.version_at(&listing, ts_ms - 1).await {
+                    Ok(before) => before != v,
+                    Err(Error::TimestampOutOfRange { .. }) => true,
+                    Err(e) => return Err(e),
+                };
+                if committed_at_ts {
+                    return Ok(v);
+                }
+                let latest = listing.segment(None, &self.location)?.version;
+                if v + 1 > latest {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "no commit at or after {}: the latest is version {latest}",
+                            crate::time_travel::format_timestamp(ts_ms)
+                        ),
+                    });
+                }
+                Ok(v + 1)
+            }
+            Err(Error::TimestampOutOfRange {
+                relation: "before",
+                earliest_version,
+                ..
+            }) => Ok(earliest_version),
+            Err(e) => Err(e),
+        }
     }
 
     async fn version_at(&self, listing: &LogListing, ts_ms: i64) -> Result<u64> {
