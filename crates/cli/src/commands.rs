@@ -292,12 +292,18 @@ fn out_stream(rows: &crate::RowArgs) -> Result<Box<dyn std::io::Write + Send>, S
     })
 }
 
-fn scan_options(rows: &crate::RowArgs) -> deltalens_core::scan::ScanOptions {
-    deltalens_core::scan::ScanOptions {
+fn scan_options(rows: &crate::RowArgs) -> Result<deltalens_core::scan::ScanOptions, String> {
+    let filter = match &rows.filter {
+        Some(f) => Some(deltalens_core::predicate::Predicate::parse(f).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok(deltalens_core::scan::ScanOptions {
         columns: rows.columns.clone(),
         limit: rows.limit,
         batch_size: rows.batch_size,
-    }
+        filter,
+        prune: !rows.no_pruning,
+    })
 }
 
 pub async fn scan(
@@ -307,7 +313,7 @@ pub async fn scan(
 ) -> Result<String, String> {
     use deltalens_core::scan::Scan;
     let s = t.table.snapshot(at).await.map_err(|e| e.to_string())?;
-    let scan = Scan::new(&s, t.table.location(), scan_options(rows)).map_err(|e| e.to_string())?;
+    let scan = Scan::new(&s, t.table.location(), scan_options(rows)?).map_err(|e| e.to_string())?;
     let schema = scan.schema();
     let mut writer = crate::output::Writer::new(rows.format, out_stream(rows)?, &schema)?;
     let mut progress = Progress::new(s.num_files(), s.size_bytes());
@@ -342,7 +348,7 @@ pub async fn changes(
     rows: &crate::RowArgs,
 ) -> Result<String, String> {
     use deltalens_core::changes::Changes;
-    let c = Changes::new(&t.table, from, to, scan_options(rows))
+    let c = Changes::new(&t.table, from, to, scan_options(rows)?)
         .await
         .map_err(|e| e.to_string())?;
     let schema = c.schema(&t.table).map_err(|e| e.to_string())?;

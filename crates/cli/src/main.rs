@@ -96,6 +96,13 @@ pub struct RowArgs {
     /// Columns to return, comma-separated (Flink's columnNames).
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub columns: Option<Vec<String>>,
+    /// Only rows matching this SQL condition, e.g. "price > 10 AND brand = 'nars' OR
+    /// event_date IS NULL" (IN, BETWEEN, LIKE, NOT too).
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Read every file and row group even where statistics show no row can match.
+    #[arg(long, hide = true)]
+    pub no_pruning: bool,
     /// Return at most N rows; reading stops as soon as they are found.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,

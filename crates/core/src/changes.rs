@@ -173,7 +173,7 @@ impl Changes {
                     };
                     let mut sub = ScanMetrics::default();
                     let go = with_type
-                        .read_file(storage, &read, &mut sub, &mut |b| emit(b, None))
+                        .read_file(storage, &read, None, &mut sub, &mut |b| emit(b, None))
                         .await?;
                     m.rows_returned += sub.rows_returned;
                     m.files_read += sub.files_read;
@@ -252,7 +252,9 @@ impl Changes {
             for (read, change) in &reads {
                 let mut sub = ScanMetrics::default();
                 let go = plain
-                    .read_file(storage, read, &mut sub, &mut |b| emit(b, Some(change)))
+                    .read_file(storage, read, None, &mut sub, &mut |b| {
+                        emit(b, Some(change))
+                    })
                     .await?;
                 m.rows_returned += sub.rows_returned;
                 m.files_read += sub.files_read;

@@ -16,7 +16,9 @@ use crate::deletion_vector::{load_deletion_vector, relative_to_table};
 use crate::error::{Error, Result};
 use crate::parquet_read::{decode_row_group, read_metadata};
 use crate::partition_values::partition_array;
+use crate::predicate::Predicate;
 use crate::schema::StructField;
+use crate::skipping::{FileStats, RowGroupStats, could_match};
 use crate::snapshot::Snapshot;
 
 /// Default rows per batch.
@@ -31,6 +33,11 @@ pub struct ScanOptions {
     pub limit: Option<usize>,
     /// Rows per batch.
     pub batch_size: usize,
+    /// Only rows for which this holds.
+    pub filter: Option<Predicate>,
+    /// Skip files and row groups whose partition values or statistics show no row can
+    /// pass the filter (never changes results; off only to verify that).
+    pub prune: bool,
 }
 
 impl Default for ScanOptions {
@@ -39,6 +46,8 @@ impl Default for ScanOptions {
             columns: None,
             limit: None,
             batch_size: DEFAULT_BATCH_SIZE,
+            filter: None,
+            prune: true,
         }
     }
 }
@@ -47,6 +56,10 @@ impl Default for ScanOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScanMetrics {
     pub files_read: usize,
+    /// Files skipped by partition values or file statistics.
+    pub files_skipped: usize,
+    /// Row groups skipped by their statistics (or fully deleted).
+    pub row_groups_skipped: usize,
     pub row_groups_read: usize,
     pub rows_returned: usize,
     pub rows_deleted: usize,
@@ -118,8 +131,13 @@ pub struct Scan<'a> {
     location: &'a str,
     options: ScanOptions,
     mode: ColumnMappingMode,
-    /// The logical fields read, in output order.
+    /// The logical fields read: the output columns, then columns only the filter reads.
     fields: Vec<StructField>,
+    /// How many of `fields` are output.
+    n_output: usize,
+    /// The schema of `fields`.
+    read_schema: SchemaRef,
+    /// The schema of the output (the first `n_output` fields).
     schema: SchemaRef,
 }
 
@@ -148,8 +166,24 @@ impl<'a> Scan<'a> {
                 })
                 .collect::<Result<_>>()?,
         };
+        let n_output = fields.len();
+        let mut fields = fields;
+        if let Some(filter) = &options.filter {
+            for path in filter.columns() {
+                let Some(first) = path.first() else { continue };
+                let known = all
+                    .iter()
+                    .find(|f| &f.name == first)
+                    .or_else(|| all.iter().find(|f| f.name.eq_ignore_ascii_case(first)));
+                if let Some(f) = known
+                    && !fields.iter().any(|x| x.name == f.name)
+                {
+                    fields.push(f.clone());
+                }
+            }
+        }
         let arrow = snapshot.schema.to_arrow()?;
-        let schema = Arc::new(Schema::new(
+        let read_schema = Arc::new(Schema::new(
             fields
                 .iter()
                 .map(|f| {
@@ -162,12 +196,18 @@ impl<'a> Scan<'a> {
                 })
                 .collect::<Result<Vec<Field>>>()?,
         ));
+        if let Some(filter) = &options.filter {
+            filter.validate(&read_schema)?;
+        }
+        let schema = Arc::new(Schema::new(read_schema.fields()[..n_output].to_vec()));
         Ok(Scan {
             snapshot,
             location,
             mode: ColumnMappingMode::of(&snapshot.metadata),
             options,
             fields,
+            n_output,
+            read_schema,
             schema,
         })
     }
@@ -175,15 +215,19 @@ impl<'a> Scan<'a> {
     /// Also read `field`, a column data files hold outside the table schema (such as
     /// `_change_type` in change data files); files without it read nulls.
     pub fn with_extra_field(mut self, field: StructField, arrow: Field) -> Self {
-        self.fields.push(field);
+        self.fields.insert(self.n_output, field);
         let mut fields: Vec<Field> = self
-            .schema
+            .read_schema
             .fields()
             .iter()
             .map(|f| f.as_ref().clone())
             .collect();
-        fields.push(arrow);
-        self.schema = Arc::new(Schema::new(fields));
+        fields.insert(self.n_output, arrow);
+        self.n_output += 1;
+        self.read_schema = Arc::new(Schema::new(fields));
+        self.schema = Arc::new(Schema::new(
+            self.read_schema.fields()[..self.n_output].to_vec(),
+        ));
         self
     }
 
@@ -208,6 +252,18 @@ impl<'a> Scan<'a> {
             if self.options.limit.is_some_and(|l| m.rows_returned >= l) {
                 break;
             }
+            let stats = FileStats::new(
+                self.snapshot.schema.fields(),
+                self.snapshot.partition_columns(),
+                add,
+            );
+            if let Some(f) = &self.options.filter
+                && self.options.prune
+                && !could_match(f, &stats, false)
+            {
+                m.files_skipped += 1;
+                continue;
+            }
             let rows = match &add.deletion_vector {
                 Some(dv) => {
                     RowMask::Without(load_deletion_vector(storage, dv, self.location).await?)
@@ -220,7 +276,10 @@ impl<'a> Scan<'a> {
                 partition_values: &add.partition_values,
                 rows,
             };
-            if !self.read_file(storage, &file, &mut m, sink).await? {
+            if !self
+                .read_file(storage, &file, Some(&stats), &mut m, sink)
+                .await?
+            {
                 break;
             }
         }
@@ -232,6 +291,7 @@ impl<'a> Scan<'a> {
         &self,
         storage: &S,
         file: &FileRead<'_>,
+        stats: Option<&FileStats<'_>>,
         m: &mut ScanMetrics,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<bool> {
@@ -269,14 +329,28 @@ impl<'a> Scan<'a> {
             if remaining == Some(0) {
                 return Ok(false);
             }
-            if file.rows.skips_all(row_start..row_start + rg_rows) {
+            let pruned = match (&self.options.filter, stats) {
+                (Some(f), Some(fs)) if self.options.prune => {
+                    let rg_stats = RowGroupStats {
+                        file: fs,
+                        metadata: &metadata,
+                        file_schema: &file_schema,
+                        mode: self.mode,
+                        row_group: rg,
+                    };
+                    !could_match(f, &rg_stats, false)
+                }
+                _ => false,
+            };
+            if pruned || file.rows.skips_all(row_start..row_start + rg_rows) {
+                m.row_groups_skipped += 1;
                 row_start += rg_rows;
                 continue;
             }
             m.row_groups_read += 1;
             // with a row mask, rows the decoder returns may be dropped: no limit
-            let decode_limit = match file.rows {
-                RowMask::All => remaining,
+            let decode_limit = match (&file.rows, &self.options.filter) {
+                (RowMask::All, None) => remaining,
                 _ => None,
             };
             let mut offset = row_start;
@@ -318,6 +392,27 @@ impl<'a> Scan<'a> {
                         }
                     };
                     offset += n as u64;
+                    let out = match &self.options.filter {
+                        Some(f) => {
+                            let keep = f.evaluate(&out)?;
+                            arrow_select::filter::filter_record_batch(&out, &keep).map_err(|e| {
+                                Error::DataFile {
+                                    path: path.clone(),
+                                    message: e.to_string(),
+                                }
+                            })?
+                        }
+                        None => out,
+                    };
+                    let out = if self.n_output < self.fields.len() {
+                        let idx: Vec<usize> = (0..self.n_output).collect();
+                        out.project(&idx).map_err(|e| Error::DataFile {
+                            path: path.clone(),
+                            message: e.to_string(),
+                        })?
+                    } else {
+                        out
+                    };
                     let out = match self.options.limit {
                         Some(l) => {
                             let left = l.saturating_sub(m.rows_returned);
@@ -362,7 +457,7 @@ impl<'a> Scan<'a> {
     ) -> Result<RecordBatch> {
         let n = batch.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.fields.len());
-        for (f, target) in self.fields.iter().zip(self.schema.fields()) {
+        for (f, target) in self.fields.iter().zip(self.read_schema.fields()) {
             let col = match data_fields.iter().position(|d| std::ptr::eq(*d, f)) {
                 Some(di) => match roots[di] {
                     Some(root) => {
@@ -395,7 +490,7 @@ impl<'a> Scan<'a> {
             columns.push(col);
         }
         RecordBatch::try_new_with_options(
-            self.schema.clone(),
+            self.read_schema.clone(),
             columns,
             &RecordBatchOptions::new().with_row_count(Some(n)),
         )

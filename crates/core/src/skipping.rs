@@ -1,0 +1,305 @@
+//! Data skipping: whether a predicate could be true for any row of a file or row group,
+//! from partition values, file statistics (`minValues` / `maxValues` / `nullCount`) and
+//! Parquet row-group statistics. Unknown statistics always mean "could match", so
+//! skipping never changes results.
+
+use arrow_array::{Array, ArrayRef, Scalar};
+use arrow_schema::DataType as ArrowType;
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::file::metadata::ParquetMetaData;
+use serde_json::Value;
+
+use crate::actions::Add;
+use crate::column_mapping::ColumnMappingMode;
+use crate::partition_values::partition_array;
+use crate::predicate::{CmpOp, Literal, Predicate, compare, literal_array};
+use crate::schema::{DataType, StructField, to_arrow_type};
+
+/// What is known about one column in a file or row group.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnStats {
+    /// A lower bound of the non-null values (one element).
+    pub min: Option<ArrayRef>,
+    /// An upper bound of the non-null values (one element).
+    pub max: Option<ArrayRef>,
+    /// Some value is null.
+    pub any_null: Option<bool>,
+    /// Every value is null.
+    pub all_null: Option<bool>,
+}
+
+/// A source of column statistics.
+pub trait StatsSource {
+    fn column(&self, path: &[String]) -> Option<ColumnStats>;
+}
+
+fn one(a: &Option<ArrayRef>) -> Option<&ArrayRef> {
+    a.as_ref().filter(|a| a.len() == 1 && a.is_valid(0))
+}
+
+fn holds(a: &ArrayRef, op: CmpOp, lit: &ArrayRef) -> bool {
+    match compare(a, op, &Scalar::new(lit.clone()), &[]) {
+        Ok(r) => r.is_null(0) || r.value(0),
+        Err(_) => true,
+    }
+}
+
+fn cmp_could(s: &dyn StatsSource, column: &[String], op: CmpOp, value: &Literal) -> bool {
+    if *value == Literal::Null {
+        return false; // a comparison with NULL is never true
+    }
+    let Some(st) = s.column(column) else {
+        return true;
+    };
+    if st.all_null == Some(true) {
+        return false;
+    }
+    let (min, max) = (one(&st.min), one(&st.max));
+    let Some(ty) = min.or(max).map(|a| a.data_type().clone()) else {
+        return true;
+    };
+    let Ok(lit) = literal_array(value, &ty, column) else {
+        return true;
+    };
+    let lower = |op| min.is_none_or(|m| holds(m, op, &lit));
+    let upper = |op| max.is_none_or(|m| holds(m, op, &lit));
+    match op {
+        // min <= lit <= max
+        CmpOp::Eq => lower(CmpOp::LtEq) && upper(CmpOp::GtEq),
+        // not (min == lit == max)
+        CmpOp::NotEq => {
+            !(min.is_some_and(|m| holds(m, CmpOp::Eq, &lit))
+                && max.is_some_and(|m| holds(m, CmpOp::Eq, &lit)))
+        }
+        CmpOp::Lt => lower(CmpOp::Lt),
+        CmpOp::LtEq => lower(CmpOp::LtEq),
+        CmpOp::Gt => upper(CmpOp::Gt),
+        CmpOp::GtEq => upper(CmpOp::GtEq),
+    }
+}
+
+/// Whether `p` (negated when `negated`) could hold for some row described by `s`.
+pub fn could_match(p: &Predicate, s: &dyn StatsSource, negated: bool) -> bool {
+    match p {
+        Predicate::Const(b) => *b != negated,
+        Predicate::Cmp { column, op, value } => {
+            let op = if negated { op.negate() } else { *op };
+            cmp_could(s, column, op, value)
+        }
+        Predicate::IsNull { column, negated: n } => {
+            let want_null = *n == negated;
+            match s.column(column) {
+                None => true,
+                Some(st) if want_null => st.any_null != Some(false),
+                Some(st) => st.all_null != Some(true),
+            }
+        }
+        Predicate::In {
+            column,
+            values,
+            negated: n,
+        } => {
+            if *n != negated {
+                true
+            } else {
+                values.iter().any(|v| cmp_could(s, column, CmpOp::Eq, v))
+            }
+        }
+        Predicate::Between {
+            column,
+            low,
+            high,
+            negated: n,
+        } => {
+            if *n == negated {
+                cmp_could(s, column, CmpOp::GtEq, low) && cmp_could(s, column, CmpOp::LtEq, high)
+            } else {
+                cmp_could(s, column, CmpOp::Lt, low) || cmp_could(s, column, CmpOp::Gt, high)
+            }
+        }
+        Predicate::Like { .. } => true,
+        Predicate::And(a, b) if !negated => could_match(a, s, false) && could_match(b, s, false),
+        Predicate::And(a, b) => could_match(a, s, true) || could_match(b, s, true),
+        Predicate::Or(a, b) if !negated => could_match(a, s, false) || could_match(b, s, false),
+        Predicate::Or(a, b) => could_match(a, s, true) && could_match(b, s, true),
+        Predicate::Not(a) => could_match(a, s, !negated),
+    }
+}
+
+/// Find a (possibly nested) logical field by path, case-insensitively.
+fn field_path<'a>(fields: &'a [StructField], path: &[String]) -> Option<Vec<&'a StructField>> {
+    let (first, rest) = path.split_first()?;
+    let f = fields
+        .iter()
+        .find(|f| &f.name == first)
+        .or_else(|| fields.iter().find(|f| f.name.eq_ignore_ascii_case(first)))?;
+    let mut out = vec![f];
+    if !rest.is_empty() {
+        let DataType::Struct(st) = &f.data_type else {
+            return None;
+        };
+        out.extend(field_path(&st.fields, rest)?);
+    }
+    Some(out)
+}
+
+/// Statistics of one data file: its partition values and the `stats` of its `add`.
+pub struct FileStats<'a> {
+    pub fields: &'a [StructField],
+    pub partition_columns: &'a [String],
+    pub add: &'a Add,
+    stats: Option<Value>,
+}
+
+impl<'a> FileStats<'a> {
+    pub fn new(fields: &'a [StructField], partition_columns: &'a [String], add: &'a Add) -> Self {
+        FileStats {
+            fields,
+            partition_columns,
+            add,
+            stats: add.stats_json(),
+        }
+    }
+}
+
+fn stat_array(v: &Value, ty: &ArrowType, is_max: bool) -> Option<ArrayRef> {
+    let lit = match v {
+        Value::Number(n) => Literal::Number(n.to_string()),
+        Value::String(s) => Literal::Str(s.clone()),
+        Value::Bool(b) => Literal::Bool(*b),
+        _ => return None,
+    };
+    let a = literal_array(&lit, ty, &[]).ok()?;
+    match ty {
+        // timestamp statistics are truncated to milliseconds: widen the upper bound
+        ArrowType::Timestamp(_, _) if is_max => {
+            let us = arrow_cast::cast(&a, &ArrowType::Int64).ok()?;
+            let bumped = arrow_arith::numeric::add(
+                &us,
+                &Scalar::new(arrow_array::Int64Array::from(vec![999])),
+            )
+            .ok()?;
+            let ts = arrow_cast::cast(
+                &bumped,
+                &ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
+            )
+            .ok()?;
+            match ty {
+                ArrowType::Timestamp(_, Some(tz)) => {
+                    use arrow_array::cast::AsArray;
+                    let t = ts
+                        .as_primitive::<arrow_array::types::TimestampMicrosecondType>()
+                        .clone()
+                        .with_timezone(tz.clone());
+                    Some(std::sync::Arc::new(t))
+                }
+                _ => Some(ts),
+            }
+        }
+        _ => Some(a),
+    }
+}
+
+impl StatsSource for FileStats<'_> {
+    fn column(&self, path: &[String]) -> Option<ColumnStats> {
+        let chain = field_path(self.fields, path)?;
+        let top = chain.first()?;
+        let leaf = chain.last()?;
+        let ty = to_arrow_type(&leaf.data_type).ok()?;
+        if chain.len() == 1 && self.partition_columns.contains(&top.name) {
+            let key = top.physical_name().unwrap_or(&top.name);
+            let raw = self
+                .add
+                .partition_values
+                .get(key)
+                .or_else(|| self.add.partition_values.get(&top.name))
+                .and_then(|v| v.as_deref());
+            let a = partition_array(&top.name, raw, &top.data_type, &ty, 1).ok()?;
+            let null = a.is_null(0);
+            return Some(ColumnStats {
+                min: Some(a.clone()),
+                max: Some(a),
+                any_null: Some(null),
+                all_null: Some(null),
+            });
+        }
+        if !matches!(leaf.data_type, DataType::Primitive(_)) {
+            return None;
+        }
+        let stats = self.stats.as_ref()?;
+        let lookup = |section: &str| -> Option<&Value> {
+            let mut v = stats.get(section)?;
+            for f in &chain {
+                v = v.get(f.physical_name().unwrap_or(&f.name))?;
+            }
+            Some(v)
+        };
+        let rows = stats.get("numRecords").and_then(Value::as_i64);
+        let nulls = lookup("nullCount").and_then(Value::as_i64);
+        // after type widening, files written before hold bounds in the older type
+        let widened = leaf.metadata.contains_key("delta.typeChanges");
+        Some(ColumnStats {
+            min: lookup("minValues")
+                .filter(|_| !widened)
+                .and_then(|v| stat_array(v, &ty, false)),
+            max: lookup("maxValues")
+                .filter(|_| !widened)
+                .and_then(|v| stat_array(v, &ty, true)),
+            any_null: nulls.map(|n| n > 0),
+            all_null: nulls.zip(rows).map(|(n, r)| n == r),
+        })
+    }
+}
+
+/// Statistics of one row group, from the Parquet footer (top-level columns), with the
+/// file's partition values.
+pub struct RowGroupStats<'a> {
+    pub file: &'a FileStats<'a>,
+    pub metadata: &'a ParquetMetaData,
+    pub file_schema: &'a arrow_schema::Schema,
+    pub mode: ColumnMappingMode,
+    pub row_group: usize,
+}
+
+impl StatsSource for RowGroupStats<'_> {
+    fn column(&self, path: &[String]) -> Option<ColumnStats> {
+        let chain = field_path(self.file.fields, path)?;
+        let top = *chain.first()?;
+        if self.file.partition_columns.contains(&top.name) {
+            return self.file.column(path);
+        }
+        if chain.len() != 1 || !matches!(top.data_type, DataType::Primitive(_)) {
+            return None;
+        }
+        let ty = to_arrow_type(&top.data_type).ok()?;
+        let idx = crate::column_mapping::find_physical(self.file_schema.fields(), top, self.mode)?;
+        let name = self.file_schema.field(idx).name();
+        let conv = StatisticsConverter::try_new(
+            name,
+            self.file_schema,
+            self.metadata.file_metadata().schema_descr(),
+        )
+        .ok()?;
+        let rg = std::iter::once(self.metadata.row_group(self.row_group));
+        let cast = |a: ArrayRef| -> Option<ArrayRef> {
+            if a.data_type() == &ty {
+                return Some(a);
+            }
+            crate::column_mapping::conform("", &a, &top.data_type, &ty, self.mode).ok()
+        };
+        let min = conv.row_group_mins(rg.clone()).ok().and_then(cast);
+        let max = conv.row_group_maxes(rg.clone()).ok().and_then(cast);
+        let nulls = conv
+            .row_group_null_counts(rg)
+            .ok()
+            .filter(|n| n.is_valid(0))
+            .map(|n| n.value(0));
+        let rows = self.metadata.row_group(self.row_group).num_rows() as u64;
+        Some(ColumnStats {
+            min,
+            max,
+            any_null: nulls.map(|n| n > 0),
+            all_null: nulls.map(|n| n == rows),
+        })
+    }
+}
