@@ -64,6 +64,23 @@ enum Command {
         #[command(flatten)]
         rows: RowArgs,
     },
+    /// What changed between two versions: files, schema, protocol, properties and rows.
+    Diff {
+        #[command(flatten)]
+        table: TableArgs,
+        /// The older version.
+        #[arg(value_name = "V1")]
+        v1: u64,
+        /// The newer version.
+        #[arg(value_name = "V2")]
+        v2: u64,
+        /// Show at most N inserted/deleted rows (default: 20 in text, all with --json).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Only the rows' columns, comma-separated.
+        #[arg(long, value_name = "a,b", value_delimiter = ',')]
+        columns: Option<Vec<String>>,
+    },
     /// Change data feed between two versions, inclusive (table_changes).
     Changes {
         #[command(flatten)]
@@ -221,6 +238,17 @@ async fn run(cli: Cli) -> Result<String, String> {
         Command::Scan { table, at, rows } => {
             let t = open(table).map_err(err)?;
             let r = commands::scan(&t, at.spec().map_err(err)?, rows).await;
+            (t, r)
+        }
+        Command::Diff {
+            table,
+            v1,
+            v2,
+            limit,
+            columns,
+        } => {
+            let t = open(table).map_err(err)?;
+            let r = commands::diff(&t, *v1, *v2, *limit, columns.clone(), table.json).await;
             (t, r)
         }
         Command::Changes {

@@ -123,6 +123,7 @@ impl Changes {
         let schema = self.schema(table)?;
         let mut m = ScanMetrics::default();
         let limit = self.options.limit;
+        let mut returned = 0usize;
         for (f, d) in files.iter().zip(data) {
             let v = f.version;
             let actions = parse_actions(f.path(), &d)?;
@@ -145,7 +146,12 @@ impl Changes {
             }
             let ts_us = commit_ts.or(f.meta.last_modified_ms).unwrap_or_default() * 1000;
             let mut emit = |batch: RecordBatch, change: Option<&'static str>| -> Result<bool> {
+                let batch = match limit {
+                    Some(l) if returned + batch.num_rows() > l => batch.slice(0, l - returned),
+                    _ => batch,
+                };
                 let n = batch.num_rows();
+                returned += n;
                 let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
                 if let Some(c) = change {
                     cols.push(Arc::new(StringArray::from(vec![c; n])));
@@ -159,7 +165,7 @@ impl Changes {
                         path: f.path().to_string(),
                         message: e.to_string(),
                     })?;
-                sink(out)
+                Ok(sink(out)? && limit.is_none_or(|l| returned < l))
             };
             let has_cdc = actions.iter().any(|a| matches!(a, Action::Cdc(_)));
             if has_cdc {
@@ -175,9 +181,9 @@ impl Changes {
                     let go = with_type
                         .read_file(storage, &read, None, &mut sub, &mut |b| emit(b, None))
                         .await?;
-                    m.rows_returned += sub.rows_returned;
                     m.files_read += sub.files_read;
-                    if !go || limit.is_some_and(|l| m.rows_returned >= l) {
+                    if !go {
+                        m.rows_returned = returned;
                         return Ok(m);
                     }
                 }
@@ -256,13 +262,14 @@ impl Changes {
                         emit(b, Some(change))
                     })
                     .await?;
-                m.rows_returned += sub.rows_returned;
                 m.files_read += sub.files_read;
-                if !go || limit.is_some_and(|l| m.rows_returned >= l) {
+                if !go {
+                    m.rows_returned = returned;
                     return Ok(m);
                 }
             }
         }
+        m.rows_returned = returned;
         Ok(m)
     }
 }

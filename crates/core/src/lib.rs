@@ -7,6 +7,7 @@ pub mod changes;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod deletion_vector;
+pub mod diff;
 pub mod error;
 pub mod history;
 pub mod log_path;
