@@ -209,8 +209,10 @@ impl TableDiff {
             .map(|f| (f.path.as_str(), f))
             .collect();
         for f in &self.to.files {
-            if let Some(o) = old.get(f.path.as_str()) {
-                if o.deletion_vector != f.deletion_vector {
+            if let Some(o) = old.get(f.path.as_str())
+                && o.deletion_vector != f.deletion_vector
+            {
+                {
                     let (before, after) = (dv(o).await?, dv(f).await?);
                     let deleted = &after - &before;
                     let restored = &before - &after;
