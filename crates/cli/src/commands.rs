@@ -371,7 +371,9 @@ pub async fn changes(
 }
 
 fn batches_to_json(batches: &[arrow_array::RecordBatch]) -> Result<Vec<Value>, String> {
-    let mut w = arrow_json::ArrayWriter::new(Vec::new());
+    let mut w = arrow_json::WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, arrow_json::writer::JsonArray>(Vec::new());
     for b in batches {
         w.write(b).map_err(|e| e.to_string())?;
     }

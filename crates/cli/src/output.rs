@@ -35,8 +35,8 @@ pub enum Writer<W: Write + Send> {
         rows: usize,
     },
     Csv(arrow_csv::Writer<W>),
-    Json(arrow_json::ArrayWriter<W>),
-    Jsonl(arrow_json::LineDelimitedWriter<W>),
+    Json(arrow_json::Writer<W, arrow_json::writer::JsonArray>),
+    Jsonl(arrow_json::Writer<W, arrow_json::writer::LineDelimited>),
     Arrow(arrow_ipc::writer::StreamWriter<W>),
     Parquet(parquet::arrow::ArrowWriter<W>),
 }
@@ -118,8 +118,16 @@ impl<W: Write + Send> Writer<W> {
             Format::Csv => {
                 Writer::Csv(arrow_csv::WriterBuilder::new().with_header(true).build(out))
             }
-            Format::Json => Writer::Json(arrow_json::ArrayWriter::new(out)),
-            Format::Jsonl => Writer::Jsonl(arrow_json::LineDelimitedWriter::new(out)),
+            Format::Json => Writer::Json(
+                arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build(out),
+            ),
+            Format::Jsonl => Writer::Jsonl(
+                arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build(out),
+            ),
             Format::Arrow => {
                 Writer::Arrow(arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(e)?)
             }

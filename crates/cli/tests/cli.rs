@@ -192,3 +192,169 @@ fn io_stats_go_to_stderr() {
     // _last_checkpoint, one list, the checkpoint and the three commits after it
     assert!(err.contains("1 list"), "{err}");
 }
+
+fn oracles() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import pyarrow, polars, duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok || std::env::var("DELTALENS_REQUIRE_ORACLES").is_err(),
+        "python3 with pyarrow, polars and duckdb is required (scripts/setup installs them)"
+    );
+    ok
+}
+
+#[test]
+fn every_output_format_reads_in_pyarrow_polars_and_duckdb() {
+    if !oracles() {
+        eprintln!("SKIPPED: pyarrow/polars/duckdb not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("deltalens-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = fixture("partitioned");
+    for f in ["csv", "json", "jsonl", "arrow", "parquet"] {
+        let out = dir.join(format!("out.{f}"));
+        let o = run(&[
+            "scan",
+            &t,
+            "--format",
+            f,
+            "--output",
+            out.to_str().unwrap(),
+            "--batch-size",
+            "2",
+        ]);
+        assert!(
+            o.status.success(),
+            "{f}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.stdout.is_empty());
+    }
+    let script = r#"
+import sys, json, os
+import pyarrow as pa, pyarrow.csv, pyarrow.json, pyarrow.ipc, pyarrow.parquet as pq
+import polars as pl, duckdb
+d = sys.argv[1]
+p = lambda f: os.path.join(d, 'out.' + f)
+res = {}
+res['pyarrow'] = {
+  'csv': pa.csv.read_csv(p('csv')),
+  'json': pa.Table.from_pylist(json.load(open(p('json')))),
+  'jsonl': pa.json.read_json(p('jsonl')),
+  'arrow': pa.ipc.open_stream(p('arrow')).read_all(),
+  'parquet': pq.read_table(p('parquet')),
+}
+res['polars'] = {
+  'csv': pl.read_csv(p('csv')), 'json': pl.read_json(p('json')), 'jsonl': pl.read_ndjson(p('jsonl')),
+  'arrow': pl.read_ipc_stream(p('arrow')), 'parquet': pl.read_parquet(p('parquet')),
+}
+con = duckdb.connect()
+arrow_tbl = pa.ipc.open_stream(p('arrow')).read_all()
+res['duckdb'] = {
+  'csv': con.execute(f"SELECT count(*), sum(id) FROM read_csv('{p('csv')}')").fetchone(),
+  'json': con.execute(f"SELECT count(*), sum(id) FROM read_json('{p('json')}')").fetchone(),
+  'jsonl': con.execute(f"SELECT count(*), sum(id) FROM read_json('{p('jsonl')}')").fetchone(),
+  'arrow': con.execute("SELECT count(*), sum(id) FROM arrow_tbl").fetchone(),
+  'parquet': con.execute(f"SELECT count(*), sum(id) FROM read_parquet('{p('parquet')}')").fetchone(),
+}
+out = {}
+for reader, tables in res.items():
+  for fmt, t in tables.items():
+    if reader == 'duckdb':
+      out[f'{reader}/{fmt}'] = [t[0], int(t[1])]
+    elif reader == 'polars':
+      out[f'{reader}/{fmt}'] = [t.height, int(t['id'].sum())]
+    else:
+      out[f'{reader}/{fmt}'] = [t.num_rows, sum(t.column('id').to_pylist())]
+print(json.dumps(out))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script, dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = v.as_object().unwrap();
+    assert_eq!(m.len(), 15);
+    // 7 rows: ids 0,1,2,10,12,20,21
+    for (k, counts) in m {
+        assert_eq!(counts, &serde_json::json!([7, 66]), "{k}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scan_with_columns_filter_limit_and_time_travel() {
+    let t = fixture("partitioned");
+    let v = json(&[
+        "scan",
+        &t,
+        "--format",
+        "json",
+        "--columns",
+        "city,id",
+        "--filter",
+        "event_date >= '2024-01-03'",
+    ]);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(
+        rows[0].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["city", "id"]
+    );
+    let v = json(&["scan", &t, "--format", "json", "--limit", "2"]);
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    let v = json(&["scan", &t, "--format", "json", "--version", "0"]);
+    assert_eq!(v.as_array().unwrap().len(), 3);
+    let out = run(&["scan", &t, "--filter", "prize > 1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown column \"prize\""));
+    let out = run(&["scan", &t, "--format", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn changes_and_diff() {
+    let t = fixture("cdf");
+    let out = run(&[
+        "changes", &t, "--from", "1", "--to", "2", "--format", "jsonl",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = rows
+        .iter()
+        .map(|r| r["_change_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["update_preimage", "update_postimage", "delete"]);
+    assert!(rows.iter().all(|r| r["_commit_timestamp"].is_string()));
+    let out = run(&["changes", &fixture("partitioned"), "--from", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not enabled at version 0"));
+
+    let d = json(&["diff", &fixture("schema_evolution"), "0", "2", "--json"]);
+    assert_eq!(d["schema_changes"].as_array().unwrap().len(), 2);
+    assert_eq!(d["rows_inserted"], 2);
+    assert_eq!(d["rows"].as_array().unwrap().len(), 2);
+    let d = json(&["diff", &fixture("cdf"), "0", "2", "--json"]);
+    assert_eq!(d["files_added"].as_array().unwrap().len(), 1);
+    assert_eq!(d["files_removed"].as_array().unwrap().len(), 1);
+    let kinds: Vec<&str> = d["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["_change_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "delete").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "insert").count(), 3);
+}
