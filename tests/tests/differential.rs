@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::{Scan, ScanOptions};
 use deltalens_core::schema::StructField;
