@@ -128,6 +128,16 @@ fn cases() -> Vec<Case> {
             ..case("schema_evolution")
         },
         case("overwrite_vacuum"),
+        case("row_groups"),
+        Case {
+            filter: Some("id >= 1500 AND id < 4200 AND note > 'm'"),
+            ..case("row_groups")
+        },
+        Case {
+            columns: Some("note"),
+            limit: Some(10),
+            ..case("row_groups")
+        },
     ]
 }
 

@@ -13,6 +13,7 @@ const FIXTURES: &[&str] = &[
     "column_mapping",
     "schema_evolution",
     "overwrite_vacuum",
+    "row_groups",
 ];
 
 fn expected(name: &str) -> Value {

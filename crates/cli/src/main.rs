@@ -149,6 +149,9 @@ struct TableArgs {
     /// Print the requests and bytes read from storage to stderr.
     #[arg(long)]
     io_stats: bool,
+    /// Print every storage request to stderr.
+    #[arg(long, hide = true)]
+    io_log: bool,
 }
 
 #[derive(Args, Debug)]
@@ -191,6 +194,7 @@ pub struct Opened {
     pub table: Table,
     pub counter: Arc<CountingStorage<ObjectStoreStorage>>,
     io_stats: bool,
+    io_log: bool,
 }
 
 fn open(args: &TableArgs) -> Result<Opened, deltalens_core::Error> {
@@ -201,6 +205,7 @@ fn open(args: &TableArgs) -> Result<Opened, deltalens_core::Error> {
         table: Table::new(storage, &args.location),
         counter,
         io_stats: args.io_stats,
+        io_log: args.io_log,
     })
 }
 
@@ -284,6 +289,12 @@ async fn run(cli: Cli) -> Result<String, String> {
             (t, r)
         }
     };
+    if args.io_log {
+        for r in args.counter.records() {
+            let range = r.range.map(|r| r.to_string()).unwrap_or_default();
+            eprintln!("io: {:?} {} {range} -> {} bytes", r.kind, r.path, r.bytes);
+        }
+    }
     if args.io_stats {
         let s = args.counter.stats();
         eprintln!(

@@ -11,19 +11,51 @@ use deltalens_storage::{ByteRange, Storage};
 use futures::future::try_join_all;
 use parquet::DecodeResult;
 use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{Error, Result};
 
-/// How many bytes from the end of a file the first request fetches: footers of
-/// checkpoints are usually smaller, so one request reads them.
-const FOOTER_GUESS: u64 = 64 * 1024;
-/// Ranges closer than this are fetched in one request.
-const COALESCE_GAP: u64 = 1024 * 1024;
-/// Files this small are fetched whole in one request.
-const SMALL_FILE: u64 = 256 * 1024;
+/// How a Parquet file is fetched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FetchPolicy {
+    /// Bytes from the end of the file the first request fetches (footers are usually
+    /// smaller, so one request reads them).
+    pub footer_guess: u64,
+    /// Files at most this large are fetched whole in one request.
+    pub whole_file: u64,
+    /// Ranges closer than this are fetched in one request.
+    pub coalesce_gap: u64,
+    /// Also read the offset index (page locations).
+    pub offset_index: bool,
+}
+
+impl FetchPolicy {
+    /// Checkpoints and sidecars: read in as few round trips as possible.
+    pub const LOG: FetchPolicy = FetchPolicy {
+        footer_guess: 64 * 1024,
+        whole_file: 256 * 1024,
+        coalesce_gap: 1024 * 1024,
+        offset_index: false,
+    };
+    /// Data files read whole (scans without a limit): few, large requests.
+    pub const DATA: FetchPolicy = FetchPolicy {
+        footer_guess: 16 * 1024,
+        whole_file: 0,
+        coalesce_gap: 1024 * 1024,
+        offset_index: false,
+    };
+    /// Previews (a row limit): page locations and no gap filling, to fetch only the
+    /// pages that hold the first rows.
+    pub const PREVIEW: FetchPolicy = FetchPolicy {
+        footer_guess: 8 * 1024,
+        whole_file: 0,
+        coalesce_gap: 0,
+        offset_index: true,
+    };
+}
 
 /// Which leaf columns to read: those under one of `include` (a path prefix such as
 /// `["add"]`) but under none of `exclude`.
@@ -70,8 +102,9 @@ async fn fetch_ranges<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
     ranges: &[Range<u64>],
+    gap: u64,
 ) -> Result<Vec<Bytes>> {
-    let merged = coalesce(ranges, COALESCE_GAP);
+    let merged = coalesce(ranges, gap);
     let fetched = try_join_all(
         merged
             .iter()
@@ -108,14 +141,19 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
     size: u64,
+    policy: FetchPolicy,
 ) -> Result<(ParquetMetaData, u64, Bytes)> {
     let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
         .map_err(|e| Error::parquet(path, e))?
         .with_page_index_policy(PageIndexPolicy::Skip);
-    let (start, first) = if size <= SMALL_FILE {
+    if policy.offset_index {
+        // page locations let a row limit fetch single pages instead of whole chunks
+        decoder = decoder.with_offset_index_policy(PageIndexPolicy::Optional);
+    }
+    let (start, first) = if size <= policy.whole_file {
         (0, storage.get(path).await?)
     } else {
-        let n = FOOTER_GUESS.min(size);
+        let n = policy.footer_guess.min(size);
         (
             size - n,
             storage
@@ -140,7 +178,7 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
         match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
             DecodeResult::Data(md) => return Ok((md, start, first)),
             DecodeResult::NeedsData(ranges) => {
-                let data = fetch_ranges(storage, path, &ranges).await?;
+                let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| Error::parquet(path, e))?;
@@ -165,6 +203,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
     mask: ProjectionMask,
     batch_size: usize,
     limit: Option<usize>,
+    policy: FetchPolicy,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<()> {
     let mut builder = ParquetPushDecoderBuilder::try_new_decoder(metadata.clone())
@@ -174,6 +213,13 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         .with_batch_size(batch_size.max(1));
     if let Some(l) = limit {
         builder = builder.with_limit(l);
+        let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
+        if metadata.page_index().is_some() && l < rows {
+            // select only the first rows: with page locations only their pages are fetched
+            let selection =
+                RowSelection::from(vec![RowSelector::select(l), RowSelector::skip(rows - l)]);
+            builder = builder.with_row_selection(selection);
+        }
     }
     let mut decoder = builder.build().map_err(|e| Error::parquet(path, e))?;
     let (start, tail) = prefetched;
@@ -190,7 +236,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                 }
             }
             DecodeResult::NeedsData(ranges) => {
-                let data = fetch_ranges(storage, path, &ranges).await?;
+                let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| Error::parquet(path, e))?;
@@ -209,7 +255,7 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     columns: Columns<'_>,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<()> {
-    let (metadata, tail_start, tail) = read_metadata(storage, path, size).await?;
+    let (metadata, tail_start, tail) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
     let metadata = Arc::new(metadata);
     let mask = columns.mask(metadata.file_metadata().schema_descr());
     let mut decoder = ParquetPushDecoderBuilder::try_new_decoder(metadata)
@@ -226,7 +272,8 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
         match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
             DecodeResult::Data(batch) => on_batch(&batch)?,
             DecodeResult::NeedsData(ranges) => {
-                let data = fetch_ranges(storage, path, &ranges).await?;
+                let data =
+                    fetch_ranges(storage, path, &ranges, FetchPolicy::LOG.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| Error::parquet(path, e))?;

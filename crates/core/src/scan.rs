@@ -14,7 +14,7 @@ use crate::actions::{Add, StringMap};
 use crate::column_mapping::{ColumnMappingMode, conform, find_physical, relaxed};
 use crate::deletion_vector::{load_deletion_vector, relative_to_table};
 use crate::error::{Error, Result};
-use crate::parquet_read::{decode_row_group, read_metadata};
+use crate::parquet_read::{FetchPolicy, decode_row_group, read_metadata};
 use crate::partition_values::partition_array;
 use crate::predicate::Predicate;
 use crate::schema::StructField;
@@ -302,7 +302,8 @@ impl<'a> Scan<'a> {
             .iter()
             .filter(|f| !partition_cols.contains(&f.name))
             .collect();
-        let (metadata, tail_start, tail) = read_metadata(storage, &path, file.size as u64).await?;
+        let (metadata, tail_start, tail) =
+            read_metadata(storage, &path, file.size as u64, self.fetch_policy()).await?;
         let metadata = Arc::new(metadata);
         m.files_read += 1;
         let file_md = metadata.file_metadata();
@@ -364,6 +365,7 @@ impl<'a> Scan<'a> {
                 mask.clone(),
                 self.options.batch_size,
                 decode_limit,
+                self.fetch_policy(),
                 &mut |batch| {
                     let n = batch.num_rows();
                     let out =
@@ -442,6 +444,14 @@ impl<'a> Scan<'a> {
             row_start += rg_rows;
         }
         Ok(true)
+    }
+
+    fn fetch_policy(&self) -> FetchPolicy {
+        if self.options.limit.is_some() {
+            FetchPolicy::PREVIEW
+        } else {
+            FetchPolicy::DATA
+        }
     }
 
     /// Turn a decoded batch into the scan's logical schema: data columns conformed,
