@@ -21,11 +21,10 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import textwrap
-import threading
-import time
+
+from common import run_rss
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -59,38 +58,6 @@ PEER_DUCKDB = textwrap.dedent("""
     t1 = time.perf_counter(); r1 = rchar()
     print(json.dumps({"engine_s": t1 - t0, "bytes": r1 - r0, "files": None}))
 """)
-
-
-def run_rss(cmd):
-    """Run cmd; wall time, the child's own peak RSS (wait4), most threads seen, output."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    threads = [0]
-    stop = threading.Event()
-
-    def sample():
-        while not stop.is_set():
-            try:
-                with open(f"/proc/{p.pid}/status") as f:
-                    for line in f:
-                        if line.startswith("Threads:"):
-                            threads[0] = max(threads[0], int(line.split()[1]))
-            except OSError:
-                pass
-            time.sleep(0.002)
-
-    th = threading.Thread(target=sample, daemon=True)
-    th.start()
-    out = p.stdout.read()
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    stop.set()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed: {err.decode()}")
-    return {"wall_s": wall, "rss": ru.ru_maxrss * 1024, "threads": threads[0],
-            "out": out.decode(), "err": err.decode()}
 
 
 def deltalens(binary, table):
