@@ -14,6 +14,7 @@ const FIXTURES: &[&str] = &[
     "schema_evolution",
     "overwrite_vacuum",
     "row_groups",
+    "stats_struct",
 ];
 
 fn expected(name: &str) -> Value {
@@ -203,4 +204,29 @@ fn change_feed_is_refused_where_not_enabled() {
         .unwrap_err();
     assert!(matches!(e, Error::CdfNotEnabled { version: 1 }), "{e}");
     assert!(e.to_string().contains("not enabled at version 1"), "{e}");
+}
+
+#[test]
+fn statistics_only_as_struct_are_read_from_the_checkpoint() {
+    use deltalens_core::predicate::Predicate;
+    use deltalens_core::scan::{Scan, ScanOptions};
+    let rt = runtime();
+    let table = open_local(&fixtures_dir().join("stats_struct"));
+    let snap = rt.block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    assert_eq!(snap.checkpoint_version, Some(2));
+    assert_eq!(snap.num_rows(), Some(30));
+    let opts = ScanOptions {
+        filter: Some(Predicate::parse("id >= 25").unwrap()),
+        ..Default::default()
+    };
+    let scan = Scan::new(&snap, table.location(), opts).unwrap();
+    let mut rows = 0;
+    let m = rt
+        .block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+            rows += b.num_rows();
+            Ok(true)
+        }))
+        .unwrap();
+    assert_eq!(rows, 5);
+    assert_eq!(m.files_skipped, 2, "{m:?}");
 }

@@ -280,11 +280,34 @@ fn dv_at(c: Option<Cols<'_>>, i: usize) -> Option<DeletionVectorDescriptor> {
     })
 }
 
+/// `stats_parsed` rows as the JSON statistics strings of `add.stats`.
+fn stats_json_lines(path: &str, sp: &StructArray) -> Result<(StructArray, Vec<String>)> {
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(sp.fields().clone()));
+    let batch =
+        RecordBatch::try_new(schema, sp.columns().to_vec()).map_err(|e| Error::parquet(path, e))?;
+    let mut w = arrow_json::LineDelimitedWriter::new(Vec::new());
+    w.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    w.finish().map_err(|e| Error::parquet(path, e))?;
+    let text = String::from_utf8(w.into_inner()).map_err(|e| Error::parquet(path, e))?;
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.len() != sp.len() {
+        return Err(Error::parquet(
+            path,
+            "stats_parsed rows do not match the add rows",
+        ));
+    }
+    Ok((sp.clone(), lines))
+}
+
 /// Convert the rows of a checkpoint (or sidecar) batch to actions.
 fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) -> Result<()> {
     let n = b.num_rows();
     if let Some(add) = Cols::of(b, "add") {
         let dv = add.sub("deletionVector");
+        let parsed_stats = match add.sub("stats_parsed") {
+            Some(sp) if add.c("stats").is_none() => Some(stats_json_lines(path, sp.s)?),
+            _ => None,
+        };
         for i in (0..n).filter(|i| add.valid(*i)) {
             out.adds.push(Add {
                 path: required(str_at(add.c("path"), i), path, i, "add.path")?,
@@ -292,7 +315,11 @@ fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) 
                 size: required(i64_at(add.c("size"), i), path, i, "add.size")?,
                 modification_time: i64_at(add.c("modificationTime"), i).unwrap_or_default(),
                 data_change: bool_at(add.c("dataChange"), i).unwrap_or_default(),
-                stats: str_at(add.c("stats"), i),
+                stats: str_at(add.c("stats"), i).or_else(|| {
+                    parsed_stats
+                        .as_ref()
+                        .and_then(|(valid, lines)| valid.is_valid(i).then(|| lines[i].clone()))
+                }),
                 tags: map_at(add.c("tags"), i),
                 deletion_vector: dv_at(dv.as_ref().map(|d| Cols { s: d.s }), i),
                 base_row_id: i64_at(add.c("baseRowId"), i),

@@ -70,10 +70,17 @@ impl Columns<'_> {
         let starts = |parts: &[String], prefix: &[&str]| {
             parts.len() >= prefix.len() && parts.iter().zip(prefix).all(|(a, b)| a == b)
         };
+        // Writers that keep statistics only as a struct (delta.checkpoint.writeStatsAsJson
+        // = false) have no add.stats column: read add.stats_parsed instead.
+        let has_json_stats = schema
+            .columns()
+            .iter()
+            .any(|c| c.path().parts() == ["add".to_string(), "stats".to_string()]);
         let leaves = schema.columns().iter().enumerate().filter_map(|(i, c)| {
             let parts = c.path().parts();
             let inc = self.include.iter().any(|p| starts(parts, p));
-            let exc = self.exclude.iter().any(|p| starts(parts, p));
+            let stats_struct = !has_json_stats && starts(parts, &["add", "stats_parsed"]);
+            let exc = !stats_struct && self.exclude.iter().any(|p| starts(parts, p));
             (inc && !exc).then_some(i)
         });
         ProjectionMask::leaves(schema, leaves.collect::<Vec<_>>())
