@@ -71,6 +71,8 @@ fn tables() -> Vec<PathBuf> {
         "column_mapping",
         "schema_evolution",
         "overwrite_vacuum",
+        "row_groups",
+        "stats_struct",
     ] {
         out.push(fixtures_dir().join(f));
     }
@@ -80,7 +82,7 @@ fn tables() -> Vec<PathBuf> {
 #[test]
 fn pruning_never_changes_results() {
     let rt = runtime();
-    let (mut checks, mut files_skipped, mut rgs_skipped) = (0, 0, 0);
+    let (mut checks, mut files_skipped, mut rgs_skipped, mut page_rows_skipped) = (0, 0, 0, 0);
     let mut problems = Vec::new();
     for path in tables() {
         let table = open_local(&path);
@@ -159,6 +161,7 @@ fn pruning_never_changes_results() {
                 (Ok((a, m)), Ok((b, _))) => {
                     files_skipped += m.files_skipped;
                     rgs_skipped += m.row_groups_skipped;
+                    page_rows_skipped += m.rows_skipped_by_page_index;
                     if a != b {
                         problems.push(format!(
                             "{}: {sql}: {} rows pruned vs {} unpruned",
@@ -178,7 +181,7 @@ fn pruning_never_changes_results() {
         }
     }
     eprintln!(
-        "pruning: {checks} filters, same rows with and without pruning; {files_skipped} files and {rgs_skipped} row groups skipped"
+        "pruning: {checks} filters, same rows with and without pruning; {files_skipped} files, {rgs_skipped} row groups and {page_rows_skipped} rows of pages skipped"
     );
     assert!(
         problems.is_empty(),
@@ -186,7 +189,7 @@ fn pruning_never_changes_results() {
         problems.len(),
         problems.join("\n")
     );
-    assert!(files_skipped > 0 && rgs_skipped > 0);
+    assert!(files_skipped > 0 && rgs_skipped > 0 && page_rows_skipped > 0);
 }
 
 #[test]

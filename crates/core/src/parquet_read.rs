@@ -30,6 +30,8 @@ pub(crate) struct FetchPolicy {
     pub coalesce_gap: u64,
     /// Also read the offset index (page locations).
     pub offset_index: bool,
+    /// Also read the column index (page statistics).
+    pub column_index: bool,
 }
 
 impl FetchPolicy {
@@ -39,6 +41,7 @@ impl FetchPolicy {
         whole_file: 256 * 1024,
         coalesce_gap: 1024 * 1024,
         offset_index: false,
+        column_index: false,
     };
     /// Data files read whole (scans without a limit): few, large requests.
     pub const DATA: FetchPolicy = FetchPolicy {
@@ -46,6 +49,15 @@ impl FetchPolicy {
         whole_file: 0,
         coalesce_gap: 1024 * 1024,
         offset_index: false,
+        column_index: false,
+    };
+    /// Filtered scans: the page index too, to skip pages whose statistics rule them out.
+    pub const FILTERED: FetchPolicy = FetchPolicy {
+        footer_guess: 16 * 1024,
+        whole_file: 0,
+        coalesce_gap: 8 * 1024,
+        offset_index: true,
+        column_index: true,
     };
     /// Previews (a row limit): page locations and no gap filling, to fetch only the
     /// pages that hold the first rows.
@@ -54,6 +66,7 @@ impl FetchPolicy {
         whole_file: 0,
         coalesce_gap: 0,
         offset_index: true,
+        column_index: false,
     };
 }
 
@@ -157,6 +170,9 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
         // page locations let a row limit fetch single pages instead of whole chunks
         decoder = decoder.with_offset_index_policy(PageIndexPolicy::Optional);
     }
+    if policy.column_index {
+        decoder = decoder.with_column_index_policy(PageIndexPolicy::Optional);
+    }
     let (start, first) = if size <= policy.whole_file {
         (0, storage.get(path).await?)
     } else {
@@ -210,6 +226,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
     mask: ProjectionMask,
     batch_size: usize,
     limit: Option<usize>,
+    selection: Option<RowSelection>,
     policy: FetchPolicy,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<()> {
@@ -218,15 +235,23 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         .with_projection(mask)
         .with_row_groups(vec![row_group])
         .with_batch_size(batch_size.max(1));
+    let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
+    let mut selection = selection;
     if let Some(l) = limit {
         builder = builder.with_limit(l);
-        let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
-        if metadata.page_index().is_some() && l < rows {
+        if metadata.page_index().is_some() && l < rows && selection.is_none() {
             // select only the first rows: with page locations only their pages are fetched
-            let selection =
-                RowSelection::from(vec![RowSelector::select(l), RowSelector::skip(rows - l)]);
-            builder = builder.with_row_selection(selection);
+            selection = Some(RowSelection::from(vec![
+                RowSelector::select(l),
+                RowSelector::skip(rows - l),
+            ]));
         }
+    }
+    if let Some(sel) = selection {
+        if !sel.selects_any() {
+            return Ok(());
+        }
+        builder = builder.with_row_selection(sel);
     }
     let mut decoder = builder.build().map_err(|e| Error::parquet(path, e))?;
     let (start, tail) = prefetched;

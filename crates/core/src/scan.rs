@@ -18,7 +18,7 @@ use crate::parquet_read::{FetchPolicy, decode_row_group, read_metadata};
 use crate::partition_values::partition_array;
 use crate::predicate::Predicate;
 use crate::schema::StructField;
-use crate::skipping::{FileStats, RowGroupStats, could_match};
+use crate::skipping::{FileStats, RowGroupStats, could_match, page_selection};
 use crate::snapshot::Snapshot;
 
 /// Default rows per batch.
@@ -60,6 +60,8 @@ pub struct ScanMetrics {
     pub files_skipped: usize,
     /// Row groups skipped by their statistics (or fully deleted).
     pub row_groups_skipped: usize,
+    /// Rows in pages the page index ruled out.
+    pub rows_skipped_by_page_index: usize,
     pub row_groups_read: usize,
     pub rows_returned: usize,
     pub rows_deleted: usize,
@@ -330,7 +332,7 @@ impl<'a> Scan<'a> {
             if remaining == Some(0) {
                 return Ok(false);
             }
-            let pruned = match (&self.options.filter, stats) {
+            let (pruned, selection) = match (&self.options.filter, stats) {
                 (Some(f), Some(fs)) if self.options.prune => {
                     let rg_stats = RowGroupStats {
                         file: fs,
@@ -339,9 +341,19 @@ impl<'a> Scan<'a> {
                         mode: self.mode,
                         row_group: rg,
                     };
-                    !could_match(f, &rg_stats, false)
+                    let pruned = !could_match(f, &rg_stats, false);
+                    // pages are skipped only where rows need not be counted (row masks
+                    // address rows by position in the file)
+                    let selection = match file.rows {
+                        RowMask::All if !pruned => page_selection(f, &rg_stats),
+                        _ => None,
+                    };
+                    if let Some(sel) = &selection {
+                        m.rows_skipped_by_page_index += rg_rows as usize - sel.row_count();
+                    }
+                    (pruned, selection)
                 }
-                _ => false,
+                _ => (false, None),
             };
             if pruned || file.rows.skips_all(row_start..row_start + rg_rows) {
                 m.row_groups_skipped += 1;
@@ -365,6 +377,7 @@ impl<'a> Scan<'a> {
                 mask.clone(),
                 self.options.batch_size,
                 decode_limit,
+                selection,
                 self.fetch_policy(),
                 &mut |batch| {
                     let n = batch.num_rows();
@@ -447,7 +460,9 @@ impl<'a> Scan<'a> {
     }
 
     fn fetch_policy(&self) -> FetchPolicy {
-        if self.options.limit.is_some() {
+        if self.options.filter.is_some() && self.options.prune {
+            FetchPolicy::FILTERED
+        } else if self.options.limit.is_some() {
             FetchPolicy::PREVIEW
         } else {
             FetchPolicy::DATA

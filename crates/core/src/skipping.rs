@@ -303,3 +303,122 @@ impl StatsSource for RowGroupStats<'_> {
         })
     }
 }
+
+/// The top-level `AND` conjuncts of a predicate.
+fn conjuncts(p: &Predicate) -> Vec<&Predicate> {
+    match p {
+        Predicate::And(a, b) => {
+            let mut v = conjuncts(a);
+            v.extend(conjuncts(b));
+            v
+        }
+        other => vec![other],
+    }
+}
+
+/// One page's statistics for one column.
+struct PageStats<'a> {
+    column: &'a [String],
+    stats: ColumnStats,
+}
+
+impl StatsSource for PageStats<'_> {
+    fn column(&self, path: &[String]) -> Option<ColumnStats> {
+        (path.len() == self.column.len()
+            && path
+                .iter()
+                .zip(self.column)
+                .all(|(a, b)| a.eq_ignore_ascii_case(b)))
+        .then(|| self.stats.clone())
+    }
+}
+
+/// The rows of row group `rg` that the page index (column index min/max/null counts and
+/// offset index row counts) cannot rule out, for the conjuncts of `p` over one top-level
+/// data column each; `None` when nothing can be said.
+pub fn page_selection(
+    p: &Predicate,
+    rg: &RowGroupStats<'_>,
+) -> Option<parquet::arrow::arrow_reader::RowSelection> {
+    use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+    let page_index = rg.metadata.page_index()?;
+    let mut result: Option<RowSelection> = None;
+    for c in conjuncts(p) {
+        let cols = c.columns();
+        let Some(path) = cols.first() else { continue };
+        if path.len() != 1 || cols.iter().any(|x| x != path) {
+            continue;
+        }
+        let Some(chain) = field_path(rg.file.fields, path) else {
+            continue;
+        };
+        let top = chain[0];
+        if rg.file.partition_columns.contains(&top.name)
+            || !matches!(top.data_type, DataType::Primitive(_))
+        {
+            continue;
+        }
+        let Ok(ty) = to_arrow_type(&top.data_type) else {
+            continue;
+        };
+        let Some(idx) = crate::column_mapping::find_physical(rg.file_schema.fields(), top, rg.mode)
+        else {
+            continue;
+        };
+        let Ok(conv) = StatisticsConverter::try_new(
+            rg.file_schema.field(idx).name(),
+            rg.file_schema,
+            rg.metadata.file_metadata().schema_descr(),
+        ) else {
+            continue;
+        };
+        let which = [rg.row_group];
+        let pi = page_index.as_ref();
+        let (Ok(mins), Ok(maxes), Ok(nulls), Ok(Some(rows))) = (
+            conv.data_page_mins(pi, which.iter()),
+            conv.data_page_maxes(pi, which.iter()),
+            conv.data_page_null_counts(pi, which.iter()),
+            conv.data_page_row_counts(pi, rg.metadata.row_groups(), which.iter()),
+        ) else {
+            continue;
+        };
+        let cast = |a: ArrayRef| -> Option<ArrayRef> {
+            if a.data_type() == &ty {
+                Some(a)
+            } else {
+                crate::column_mapping::conform("", &a, &top.data_type, &ty, rg.mode).ok()
+            }
+        };
+        let (Some(mins), Some(maxes)) = (cast(mins), cast(maxes)) else {
+            continue;
+        };
+        if mins.len() != rows.len() || maxes.len() != rows.len() {
+            continue;
+        }
+        let mut selectors = Vec::with_capacity(rows.len());
+        for j in 0..rows.len() {
+            let n = rows.value(j) as usize;
+            let nc = nulls.is_valid(j).then(|| nulls.value(j));
+            let src = PageStats {
+                column: path,
+                stats: ColumnStats {
+                    min: Some(mins.slice(j, 1)),
+                    max: Some(maxes.slice(j, 1)),
+                    any_null: nc.map(|x| x > 0),
+                    all_null: nc.map(|x| x as usize == n),
+                },
+            };
+            selectors.push(if could_match(c, &src, false) {
+                RowSelector::select(n)
+            } else {
+                RowSelector::skip(n)
+            });
+        }
+        let sel = RowSelection::from(selectors);
+        result = Some(match result {
+            Some(r) => r.intersection(&sel),
+            None => sel,
+        });
+    }
+    result
+}
