@@ -14,7 +14,7 @@ use roaring::RoaringTreemap;
 use crate::actions::{Action, DeletionVectorDescriptor, Metadata, parse_actions};
 use crate::deletion_vector::load_deletion_vector;
 use crate::error::{Error, Result};
-use crate::log_segment::{list_log, read_files};
+use crate::log_segment::read_files;
 use crate::protocol::check_readable;
 use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
 use crate::schema::{DataType, StructField};
@@ -51,7 +51,7 @@ impl Changes {
         options: ScanOptions,
     ) -> Result<Changes> {
         let storage = table.storage().as_ref();
-        let listing = list_log(storage).await?;
+        let listing = table.listing().await?;
         let latest = listing.segment(None, table.location())?.version;
         let to = to.unwrap_or(latest);
         if from > to {
@@ -96,7 +96,7 @@ impl Changes {
     ) -> Result<ScanMetrics> {
         let storage = table.storage().as_ref();
         let location = table.location();
-        let listing = list_log(storage).await?;
+        let listing = table.listing().await?;
         // the metadata in effect before the range starts
         let mut metadata = if self.from == 0 {
             None

@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod column_mapping;
 pub mod deletion_vector;
 pub mod diff;
+pub mod discovery;
 pub mod error;
 pub mod history;
 pub mod log_path;

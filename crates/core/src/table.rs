@@ -2,6 +2,7 @@
 
 use deltalens_storage::DynStorage;
 
+use crate::discovery::discover_log;
 use crate::error::{Error, Result};
 use crate::history::{HistoryEntry, read_history};
 use crate::log_segment::{LogListing, list_log, list_log_from_hint};
@@ -42,19 +43,33 @@ impl Table {
         &self.storage
     }
 
-    /// List the whole `_delta_log`.
+    /// List the whole `_delta_log` (or discover it by name where listing is refused).
     pub async fn listing(&self) -> Result<LogListing> {
-        list_log(self.storage.as_ref()).await
+        self.full_listing().await
+    }
+
+    async fn full_listing(&self) -> Result<LogListing> {
+        match list_log(self.storage.as_ref()).await {
+            Err(Error::Storage(e)) if e.is_listing_refused() => {
+                discover_log(self.storage.as_ref(), &self.location).await
+            }
+            other => other,
+        }
     }
 
     /// The snapshot at `spec`.
     pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
         let storage = self.storage.as_ref();
         let (listing, version) = match spec {
-            VersionSpec::Latest => (list_log_from_hint(storage).await?, None),
-            VersionSpec::Version(v) => (list_log(storage).await?, Some(v)),
+            VersionSpec::Latest => match list_log_from_hint(storage).await {
+                Err(Error::Storage(e)) if e.is_listing_refused() => {
+                    (discover_log(storage, &self.location).await?, None)
+                }
+                other => (other?, None),
+            },
+            VersionSpec::Version(v) => (self.full_listing().await?, Some(v)),
             VersionSpec::Timestamp(ts) => {
-                let listing = list_log(storage).await?;
+                let listing = self.full_listing().await?;
                 let v = self.version_at(&listing, ts).await?;
                 (listing, Some(v))
             }
@@ -65,14 +80,14 @@ impl Table {
 
     /// The version that `TIMESTAMP AS OF ts_ms` reads.
     pub async fn version_at_timestamp(&self, ts_ms: i64) -> Result<u64> {
-        let listing = list_log(self.storage.as_ref()).await?;
+        let listing = self.full_listing().await?;
         self.version_at(&listing, ts_ms).await
     }
 
     /// The first version committed at or after `ts_ms` (where a `table_changes` range that
     /// starts at a timestamp begins).
     pub async fn first_version_at_or_after(&self, ts_ms: i64) -> Result<u64> {
-        let listing = list_log(self.storage.as_ref()).await?;
+        let listing = self.full_listing().await?;
         match self.version_at(&listing, ts_ms).await {
             Ok(v) => {
                 let committed_at_ts = match self.version_at(&listing, ts_ms - 1).await {
@@ -113,7 +128,7 @@ impl Table {
     /// Commit history, newest first.
     pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
         let storage = self.storage.as_ref();
-        let listing = list_log(storage).await?;
+        let listing = self.full_listing().await?;
         if listing.latest_version().is_none() {
             listing.segment(None, &self.location)?;
         }

@@ -130,6 +130,23 @@ impl ObjectStoreStorage {
 
 fn map_err(path: &str, operation: &'static str, e: object_store::Error) -> StorageError {
     match e {
+        object_store::Error::NotImplemented { .. } if operation == "list" => {
+            StorageError::ListingUnsupported {
+                path: path.to_string(),
+                message: e.to_string(),
+            }
+        }
+        object_store::Error::Generic { ref source, .. }
+            if operation == "list"
+                && ["405", "501", "Method Not Allowed", "PROPFIND"]
+                    .iter()
+                    .any(|m| source.to_string().contains(m)) =>
+        {
+            StorageError::ListingUnsupported {
+                path: path.to_string(),
+                message: e.to_string(),
+            }
+        }
         object_store::Error::NotFound { .. } => StorageError::NotFound {
             path: path.to_string(),
         },

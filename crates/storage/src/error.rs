@@ -28,6 +28,10 @@ pub enum StorageError {
         size: u64,
     },
 
+    /// The store cannot list (plain HTTP hosting) or refuses to (403/405 on list).
+    #[error("listing {path} is not possible here: {message}")]
+    ListingUnsupported { path: String, message: String },
+
     /// The table location could not be understood.
     #[error("cannot open table location {location}: {message}")]
     InvalidLocation { location: String, message: String },
@@ -45,5 +49,17 @@ impl StorageError {
     /// True when the error means the object does not exist.
     pub fn is_not_found(&self) -> bool {
         matches!(self, StorageError::NotFound { .. })
+    }
+
+    /// True when a list failed because the store cannot or will not list.
+    pub fn is_listing_refused(&self) -> bool {
+        matches!(
+            self,
+            StorageError::ListingUnsupported { .. }
+                | StorageError::PermissionDenied {
+                    operation: "list",
+                    ..
+                }
+        )
     }
 }

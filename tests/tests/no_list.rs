@@ -1,0 +1,122 @@
+//! No-LIST discovery gives the same answers as listing: every conformance table and
+//! fixture opened through a store that refuses LIST (as plain HTTPS hosting does).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use deltalens_core::{Table, VersionSpec};
+use deltalens_object_store::ObjectStoreStorage;
+use deltalens_storage::{ByteRange, ObjectMeta, Storage, StorageError};
+use deltalens_tests::{conformance_dir, fixtures_dir, runtime};
+
+#[derive(Debug)]
+struct NoList(ObjectStoreStorage);
+
+#[async_trait::async_trait]
+impl Storage for NoList {
+    async fn list(&self, prefix: &str, _: Option<&str>) -> Result<Vec<ObjectMeta>, StorageError> {
+        Err(StorageError::ListingUnsupported {
+            path: prefix.to_string(),
+            message: "405 Method Not Allowed".into(),
+        })
+    }
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes, StorageError> {
+        self.0.get_range(path, range).await
+    }
+    async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
+        self.0.get(path).await
+    }
+    async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
+        self.0.head(path).await
+    }
+}
+
+fn summary(s: &deltalens_core::Snapshot) -> (u64, Vec<String>, String, String) {
+    let mut files: Vec<String> = s
+        .files
+        .iter()
+        .map(|f| {
+            format!(
+                "{}#{:?}",
+                f.path,
+                f.deletion_vector.as_ref().map(|d| d.unique_id())
+            )
+        })
+        .collect();
+    files.sort();
+    (
+        s.version,
+        files,
+        format!("{:?}", s.protocol),
+        format!("{:?}", s.metadata),
+    )
+}
+
+#[test]
+fn discovery_without_listing_matches_listing() {
+    let rt = runtime();
+    let mut tables = Vec::new();
+    if let Some(dir) = conformance_dir() {
+        for e in std::fs::read_dir(dir.join("tables")).unwrap() {
+            tables.push(e.unwrap().path());
+        }
+    }
+    for f in [
+        "partitioned",
+        "checkpointed",
+        "cdf",
+        "column_mapping",
+        "schema_evolution",
+        "overwrite_vacuum",
+        "row_groups",
+        "stats_struct",
+    ] {
+        tables.push(fixtures_dir().join(f));
+    }
+    tables.sort();
+    let (mut same, mut versions_checked) = (0, 0);
+    let mut problems = Vec::new();
+    for path in tables {
+        let loc = path.to_string_lossy().to_string();
+        let listed = Table::new(Arc::new(ObjectStoreStorage::open(&loc, &[]).unwrap()), &loc);
+        let probed = Table::new(
+            Arc::new(NoList(ObjectStoreStorage::open(&loc, &[]).unwrap())),
+            &loc,
+        );
+        let a = rt.block_on(listed.snapshot(VersionSpec::Latest));
+        let b = rt.block_on(probed.snapshot(VersionSpec::Latest));
+        match (&a, &b) {
+            (Ok(a), Ok(b)) if summary(a) == summary(b) => same += 1,
+            (Err(_), Err(_)) => same += 1, // refused either way
+            _ => {
+                problems.push(format!(
+                    "{loc}: listing {:?} vs probing {:?}",
+                    a.as_ref().map(summary),
+                    b.as_ref().map(summary)
+                ));
+                continue;
+            }
+        }
+        let Ok(a) = a else { continue };
+        // time travel to every older version the listing can read
+        for v in 0..a.version {
+            let x = rt.block_on(listed.snapshot(VersionSpec::Version(v)));
+            let Ok(x) = x else { continue };
+            versions_checked += 1;
+            match rt.block_on(probed.snapshot(VersionSpec::Version(v))) {
+                Ok(y) if summary(&x) == summary(&y) => {}
+                Ok(y) => problems.push(format!(
+                    "{loc} v{v}: {} vs {} files",
+                    x.num_files(),
+                    y.num_files()
+                )),
+                Err(e) => problems.push(format!("{loc} v{v}: probing failed: {e}")),
+            }
+        }
+    }
+    eprintln!(
+        "no-list: {same} tables agree at their latest version, {versions_checked} older versions checked; {} problems",
+        problems.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
