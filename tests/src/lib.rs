@@ -25,6 +25,18 @@ pub fn conformance_dir() -> Option<PathBuf> {
     dir.join("tables.json").is_file().then_some(dir)
 }
 
+/// The tables `tests/fixtures/make_fixtures.py` writes.
+pub const FIXTURES: &[&str] = &[
+    "partitioned",
+    "checkpointed",
+    "cdf",
+    "column_mapping",
+    "schema_evolution",
+    "overwrite_vacuum",
+    "row_groups",
+    "stats_struct",
+];
+
 /// The project's generated fixtures.
 pub fn fixtures_dir() -> PathBuf {
     workspace_root().join("tests/fixtures")

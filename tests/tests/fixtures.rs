@@ -3,19 +3,8 @@
 //! history, protocol and properties.
 
 use deltalens_core::{Error, VersionSpec};
-use deltalens_tests::{fixtures_dir, open_local, runtime};
+use deltalens_tests::{FIXTURES, fixtures_dir, open_local, runtime};
 use serde_json::Value;
-
-const FIXTURES: &[&str] = &[
-    "partitioned",
-    "checkpointed",
-    "cdf",
-    "column_mapping",
-    "schema_evolution",
-    "overwrite_vacuum",
-    "row_groups",
-    "stats_struct",
-];
 
 fn expected(name: &str) -> Value {
     let p = fixtures_dir().join("expected").join(format!("{name}.json"));

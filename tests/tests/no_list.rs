@@ -7,7 +7,7 @@ use bytes::Bytes;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_object_store::ObjectStoreStorage;
 use deltalens_storage::{ByteRange, ObjectMeta, Storage, StorageError};
-use deltalens_tests::{conformance_dir, fixtures_dir, runtime};
+use deltalens_tests::{FIXTURES, conformance_dir, fixtures_dir, runtime};
 
 #[derive(Debug)]
 struct NoList(ObjectStoreStorage);
@@ -61,16 +61,7 @@ fn discovery_without_listing_matches_listing() {
             tables.push(e.unwrap().path());
         }
     }
-    for f in [
-        "partitioned",
-        "checkpointed",
-        "cdf",
-        "column_mapping",
-        "schema_evolution",
-        "overwrite_vacuum",
-        "row_groups",
-        "stats_struct",
-    ] {
+    for f in FIXTURES {
         tables.push(fixtures_dir().join(f));
     }
     tables.sort();

@@ -11,7 +11,7 @@ use deltalens_core::scan::{Scan, ScanMetrics, ScanOptions};
 use deltalens_core::schema::DataType;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_tests::canonical::canonical_lines;
-use deltalens_tests::{conformance_dir, fixtures_dir, open_local, runtime};
+use deltalens_tests::{FIXTURES, conformance_dir, fixtures_dir, open_local, runtime};
 
 async fn run(
     table: &Table,
@@ -64,16 +64,7 @@ fn tables() -> Vec<PathBuf> {
     } else {
         eprintln!("conformance corpus not found: pruning checked on fixtures only");
     }
-    for f in [
-        "partitioned",
-        "checkpointed",
-        "cdf",
-        "column_mapping",
-        "schema_evolution",
-        "overwrite_vacuum",
-        "row_groups",
-        "stats_struct",
-    ] {
+    for f in FIXTURES {
         out.push(fixtures_dir().join(f));
     }
     out

@@ -8,11 +8,9 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
-use deltalens_storage::Storage;
-use roaring::RoaringTreemap;
 
-use crate::actions::{Action, DeletionVectorDescriptor, Metadata, parse_actions};
-use crate::deletion_vector::load_deletion_vector;
+use crate::actions::{Action, Metadata, parse_actions};
+use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
 use crate::log_segment::read_files;
 use crate::protocol::check_readable;
@@ -203,12 +201,13 @@ impl Changes {
                 if !add.data_change {
                     continue;
                 }
-                let new_dv = dv_rows(storage, add.deletion_vector.as_ref(), location).await?;
+                let new_dv = deleted_rows(storage, add.deletion_vector.as_ref(), location).await?;
                 match removes.iter().find(|r| r.path == add.path) {
                     Some(r) => {
                         // the same file with another deletion vector: only the difference changed
                         paired.insert(r.path.as_str());
-                        let old_dv = dv_rows(storage, r.deletion_vector.as_ref(), location).await?;
+                        let old_dv =
+                            deleted_rows(storage, r.deletion_vector.as_ref(), location).await?;
                         let newly_deleted = &new_dv - &old_dv;
                         let restored = &old_dv - &new_dv;
                         if !newly_deleted.is_empty() {
@@ -235,7 +234,12 @@ impl Changes {
                         }
                     }
                     None => reads.push((
-                        file_read(&add.path, add.size, &add.partition_values, mask(new_dv)),
+                        file_read(
+                            &add.path,
+                            add.size,
+                            &add.partition_values,
+                            RowMask::without(new_dv),
+                        ),
                         "insert",
                     )),
                 }
@@ -252,8 +256,8 @@ impl Changes {
                     ),
                 })?;
                 let pv = r.partition_values.as_ref().unwrap_or(&EMPTY);
-                let dv = dv_rows(storage, r.deletion_vector.as_ref(), location).await?;
-                reads.push((file_read(&r.path, size, pv, mask(dv)), "delete"));
+                let dv = deleted_rows(storage, r.deletion_vector.as_ref(), location).await?;
+                reads.push((file_read(&r.path, size, pv, RowMask::without(dv)), "delete"));
             }
             for (read, change) in &reads {
                 let mut sub = ScanMetrics::default();
@@ -287,25 +291,6 @@ fn file_read<'f>(
         size,
         partition_values: pv,
         rows,
-    }
-}
-
-fn mask(deleted: RoaringTreemap) -> RowMask {
-    if deleted.is_empty() {
-        RowMask::All
-    } else {
-        RowMask::Without(deleted)
-    }
-}
-
-async fn dv_rows<S: Storage + ?Sized>(
-    storage: &S,
-    dv: Option<&DeletionVectorDescriptor>,
-    location: &str,
-) -> Result<RoaringTreemap> {
-    match dv {
-        Some(d) => load_deletion_vector(storage, d, location).await,
-        None => Ok(RoaringTreemap::new()),
     }
 }
 

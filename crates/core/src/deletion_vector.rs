@@ -164,6 +164,18 @@ pub async fn load_deletion_vector<S: Storage + ?Sized>(
     parse_bitmap(dv, data)
 }
 
+/// The rows `dv` deletes; none without a deletion vector.
+pub async fn deleted_rows<S: Storage + ?Sized>(
+    storage: &S,
+    dv: Option<&DeletionVectorDescriptor>,
+    table_location: &str,
+) -> Result<RoaringTreemap> {
+    match dv {
+        Some(d) => load_deletion_vector(storage, d, table_location).await,
+        None => Ok(RoaringTreemap::new()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use roaring::RoaringTreemap;
 use serde::Serialize;
 
 use crate::actions::{Add, Protocol};
-use crate::deletion_vector::load_deletion_vector;
+use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
 use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
 use crate::snapshot::Snapshot;
@@ -189,18 +188,15 @@ impl TableDiff {
         let location = table.location();
         let scan = Scan::new(&self.to, location, options.clone())?;
         let schema = self.row_schema(table, options)?;
-        let dv = |f: &Add| {
-            let d = f.deletion_vector.clone();
-            async move {
-                match d {
-                    Some(d) => load_deletion_vector(storage, &d, location).await,
-                    None => Ok(RoaringTreemap::new()),
-                }
-            }
-        };
         let mut reads: Vec<(&Add, RowMask, &'static str)> = Vec::new();
         for f in &self.files_removed {
-            reads.push((f, without(dv(f).await?), "delete"));
+            reads.push((
+                f,
+                RowMask::without(
+                    deleted_rows(storage, f.deletion_vector.as_ref(), location).await?,
+                ),
+                "delete",
+            ));
         }
         let old: BTreeMap<&str, &Add> = self
             .from
@@ -213,7 +209,10 @@ impl TableDiff {
                 && o.deletion_vector != f.deletion_vector
             {
                 {
-                    let (before, after) = (dv(o).await?, dv(f).await?);
+                    let (before, after) = (
+                        deleted_rows(storage, o.deletion_vector.as_ref(), location).await?,
+                        deleted_rows(storage, f.deletion_vector.as_ref(), location).await?,
+                    );
                     let deleted = &after - &before;
                     let restored = &before - &after;
                     if !deleted.is_empty() {
@@ -226,7 +225,13 @@ impl TableDiff {
             }
         }
         for f in &self.files_added {
-            reads.push((f, without(dv(f).await?), "insert"));
+            reads.push((
+                f,
+                RowMask::without(
+                    deleted_rows(storage, f.deletion_vector.as_ref(), location).await?,
+                ),
+                "insert",
+            ));
         }
         let mut m = ScanMetrics::default();
         let mut returned = 0usize;
@@ -264,13 +269,5 @@ impl TableDiff {
             }
         }
         Ok(m)
-    }
-}
-
-fn without(deleted: RoaringTreemap) -> RowMask {
-    if deleted.is_empty() {
-        RowMask::All
-    } else {
-        RowMask::Without(deleted)
     }
 }

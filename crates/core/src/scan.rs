@@ -98,6 +98,15 @@ pub enum RowMask {
 }
 
 impl RowMask {
+    /// Every row but `deleted` (every row when it is empty).
+    pub fn without(deleted: RoaringTreemap) -> RowMask {
+        if deleted.is_empty() {
+            RowMask::All
+        } else {
+            RowMask::Without(deleted)
+        }
+    }
+
     fn keeps(&self, row: u64) -> bool {
         match self {
             RowMask::All => true,
