@@ -35,6 +35,7 @@ pub const FIXTURES: &[&str] = &[
     "overwrite_vacuum",
     "row_groups",
     "stats_struct",
+    "codecs",
 ];
 
 /// The project's generated fixtures.

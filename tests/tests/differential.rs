@@ -129,6 +129,7 @@ fn cases() -> Vec<Case> {
         },
         case("overwrite_vacuum"),
         case("row_groups"),
+        case("codecs"),
         Case {
             filter: Some("id >= 1500 AND id < 4200 AND note > 'm'"),
             ..case("row_groups")

@@ -219,3 +219,34 @@ fn statistics_only_as_struct_are_read_from_the_checkpoint() {
     assert_eq!(rows, 5);
     assert_eq!(m.files_skipped, 2, "{m:?}");
 }
+
+#[test]
+fn every_parquet_codec_reads() {
+    use arrow_array::cast::AsArray;
+    use deltalens_core::scan::{Scan, ScanOptions};
+    let rt = runtime();
+    let table = open_local(&fixtures_dir().join("codecs"));
+    let snap = rt.block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = Scan::new(&snap, table.location(), ScanOptions::default()).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    rt.block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+        let codec = b.column(1).as_string::<i32>();
+        for i in 0..b.num_rows() {
+            *seen.entry(codec.value(i).to_string()).or_insert(0) += 1;
+        }
+        Ok(true)
+    }))
+    .unwrap();
+    let want: std::collections::BTreeMap<String, i32> = [
+        "BROTLI",
+        "GZIP",
+        "LZ4_RAW",
+        "SNAPPY",
+        "UNCOMPRESSED",
+        "ZSTD",
+    ]
+    .iter()
+    .map(|c| (c.to_string(), 100))
+    .collect();
+    assert_eq!(seen, want);
+}

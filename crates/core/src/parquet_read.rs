@@ -179,9 +179,7 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
         let n = policy.footer_guess.min(size);
         (
             size - n,
-            storage
-                .get_range(path, ByteRange::Bounded(size - n..size))
-                .await?,
+            storage.get_range(path, ByteRange::Suffix(n)).await?,
         )
     };
     if first.len() as u64 != size - start {
