@@ -7,13 +7,17 @@
 //! The trait's futures are `Send` on native targets and `?Send` on wasm32, where
 //! browser futures cannot cross threads.
 //!
-//! This crate also holds the backends and decorators that need no runtime:
-//! [`MemoryStorage`] for tests and [`CountingStorage`], which records every
-//! request and the bytes it returned.
+//! This crate also holds the backends and decorators that need no runtime, shared by
+//! native and wasm32 builds: [`MemoryStorage`] for tests, [`CountingStorage`] (every
+//! request and the bytes it returned), [`CachingStorage`] (immutable log and data bytes
+//! for the session, memory-bounded) and [`RetryStorage`] (backoff on transient errors,
+//! with the caller's timer).
 
+mod caching;
 mod counting;
 mod error;
 mod memory;
+mod retry;
 
 use std::fmt::Debug;
 use std::ops::Range;
@@ -21,9 +25,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+pub use caching::CachingStorage;
 pub use counting::{CountingStorage, RequestKind, RequestRecord, RequestStats};
 pub use error::StorageError;
 pub use memory::MemoryStorage;
+pub use retry::{MaybeSendFuture, RetryPolicy, RetryStorage, is_transient};
 
 /// Result type of storage operations.
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;

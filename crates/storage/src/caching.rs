@@ -1,0 +1,195 @@
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use bytes::Bytes;
+
+use crate::{ByteRange, ObjectMeta, Result, Storage};
+
+/// What the cache keys on: whole objects, ranges of them, and heads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Get(String),
+    Range(String, String),
+    Head(String),
+}
+
+#[derive(Debug, Default)]
+struct Lru {
+    entries: HashMap<Key, (Bytes, Option<ObjectMeta>)>,
+    order: VecDeque<Key>,
+    bytes: usize,
+}
+
+/// A decorator that keeps what it read for the session, within a memory bound: Delta log
+/// files and data files never change once written, so repeated opens of the same table
+/// version (footers, commits, checkpoints) cost no requests. `_last_checkpoint` (which
+/// does change) and listings are never cached.
+#[derive(Debug)]
+pub struct CachingStorage<S> {
+    inner: S,
+    capacity: usize,
+    lru: Mutex<Lru>,
+}
+
+fn cacheable(path: &str) -> bool {
+    !path.ends_with("_last_checkpoint")
+}
+
+impl<S> CachingStorage<S> {
+    /// Cache at most `capacity_bytes` of object bytes.
+    pub fn new(inner: S, capacity_bytes: usize) -> Self {
+        Self {
+            inner,
+            capacity: capacity_bytes,
+            lru: Mutex::new(Lru::default()),
+        }
+    }
+
+    /// Bytes held now.
+    pub fn cached_bytes(&self) -> usize {
+        self.lru.lock().map(|l| l.bytes).unwrap_or(0)
+    }
+
+    fn lookup(&self, key: &Key) -> Option<(Bytes, Option<ObjectMeta>)> {
+        let mut l = self.lru.lock().ok()?;
+        let hit = l.entries.get(key).cloned()?;
+        if let Some(pos) = l.order.iter().position(|k| k == key) {
+            l.order.remove(pos);
+        }
+        l.order.push_back(key.clone());
+        Some(hit)
+    }
+
+    fn store(&self, key: Key, data: Bytes, meta: Option<ObjectMeta>) {
+        if data.len() > self.capacity {
+            return;
+        }
+        let Ok(mut l) = self.lru.lock() else { return };
+        if let Some((old, _)) = l.entries.insert(key.clone(), (data.clone(), meta)) {
+            l.bytes -= old.len();
+            if let Some(pos) = l.order.iter().position(|k| *k == key) {
+                l.order.remove(pos);
+            }
+        }
+        l.bytes += data.len();
+        l.order.push_back(key);
+        while l.bytes > self.capacity {
+            let Some(oldest) = l.order.pop_front() else {
+                break;
+            };
+            if let Some((d, _)) = l.entries.remove(&oldest) {
+                l.bytes -= d.len();
+            }
+        }
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
+impl<S: Storage> Storage for CachingStorage<S> {
+    async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
+        self.inner.list(prefix, start_after).await
+    }
+
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes> {
+        if !cacheable(path) {
+            return self.inner.get_range(path, range).await;
+        }
+        // a whole object already cached serves any range of it
+        if let Some((whole, _)) = self.lookup(&Key::Get(path.to_string()))
+            && let Some(r) = range.resolve(whole.len() as u64)
+        {
+            return Ok(whole.slice(r.start as usize..r.end as usize));
+        }
+        let key = Key::Range(path.to_string(), range.to_string());
+        if let Some((d, _)) = self.lookup(&key) {
+            return Ok(d);
+        }
+        let d = self.inner.get_range(path, range).await?;
+        self.store(key, d.clone(), None);
+        Ok(d)
+    }
+
+    async fn get(&self, path: &str) -> Result<Bytes> {
+        if !cacheable(path) {
+            return self.inner.get(path).await;
+        }
+        let key = Key::Get(path.to_string());
+        if let Some((d, _)) = self.lookup(&key) {
+            return Ok(d);
+        }
+        let d = self.inner.get(path).await?;
+        self.store(key, d.clone(), None);
+        Ok(d)
+    }
+
+    async fn head(&self, path: &str) -> Result<ObjectMeta> {
+        if !cacheable(path) {
+            return self.inner.head(path).await;
+        }
+        let key = Key::Head(path.to_string());
+        if let Some((_, Some(m))) = self.lookup(&key) {
+            return Ok(m);
+        }
+        let m = self.inner.head(path).await?;
+        self.store(key, Bytes::new(), Some(m.clone()));
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CountingStorage, MemoryStorage};
+    use futures::executor::block_on;
+
+    #[test]
+    fn repeated_reads_are_served_from_memory() {
+        let mem = MemoryStorage::new();
+        mem.put("_delta_log/00000000000000000000.json", "commit", 1);
+        mem.put("_delta_log/_last_checkpoint", "{}", 1);
+        mem.put("part.parquet", "0123456789", 1);
+        let counted = CountingStorage::new(mem);
+        let c = CachingStorage::new(counted, 1024);
+        for _ in 0..3 {
+            block_on(c.get("_delta_log/00000000000000000000.json")).unwrap();
+            block_on(c.get_range("part.parquet", ByteRange::Suffix(4))).unwrap();
+            block_on(c.get("_delta_log/_last_checkpoint")).unwrap();
+            block_on(c.head("part.parquet")).unwrap();
+        }
+        let s = c.inner.stats();
+        // commit, footer and head once each; _last_checkpoint every time
+        assert_eq!((s.gets, s.heads), (5, 1));
+        assert_eq!(
+            block_on(c.get_range("part.parquet", ByteRange::Suffix(4))).unwrap(),
+            "6789"
+        );
+        // a cached whole object serves ranges
+        block_on(c.get("part.parquet")).unwrap();
+        let before = c.inner.stats().requests;
+        assert_eq!(
+            block_on(c.get_range("part.parquet", ByteRange::Bounded(2..5))).unwrap(),
+            "234"
+        );
+        assert_eq!(c.inner.stats().requests, before);
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let mem = MemoryStorage::new();
+        for i in 0..10 {
+            mem.put(&format!("f{i}"), vec![0u8; 100], 1);
+        }
+        let c = CachingStorage::new(mem, 350);
+        for i in 0..10 {
+            block_on(c.get(&format!("f{i}"))).unwrap();
+            assert!(c.cached_bytes() <= 350);
+        }
+        assert_eq!(c.cached_bytes(), 300);
+        let big = MemoryStorage::new();
+        big.put("huge", vec![0u8; 1000], 1);
+        let c = CachingStorage::new(big, 350);
+        block_on(c.get("huge")).unwrap();
+        assert_eq!(c.cached_bytes(), 0);
+    }
+}
