@@ -148,7 +148,8 @@ mod tests {
         }
     }
 
-    #[async_trait::async_trait]
+    #[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+    #[cfg_attr(target_arch = "wasm32", async_trait::async_trait(?Send))]
     impl Storage for Flaky {
         async fn list(&self, p: &str, s: Option<&str>) -> Result<Vec<ObjectMeta>> {
             self.check(p)?;
