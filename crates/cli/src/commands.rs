@@ -320,6 +320,50 @@ pub async fn scan(
     let mut write_err = None;
     let mut n = 0usize;
     let counter = t.counter.clone();
+    let threads = rows
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(s.num_files().max(1));
+    if rows.limit.is_none() && threads > 1 {
+        // decode files on `threads` threads (each with its own single-threaded runtime);
+        // batches come back through a small channel, so memory stays bounded
+        let storage = t.table.storage().as_ref();
+        let (btx, brx) = std::sync::mpsc::sync_channel(threads * 2);
+        let result: Result<(), String> = std::thread::scope(|scope| {
+            let mut workers = Vec::new();
+            for part in 0..threads {
+                let (btx, scan) = (btx.clone(), &scan);
+                workers.push(scope.spawn(move || -> Result<(), String> {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .max_blocking_threads(1)
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    rt.block_on(scan.execute_partition(storage, part, threads, &mut |b| {
+                        Ok(btx.send(b).is_ok())
+                    }))
+                    .map_err(|e| e.to_string())?;
+                    Ok(())
+                }));
+            }
+            drop(btx);
+            for b in brx {
+                n += b.num_rows();
+                progress.clear();
+                writer.write(&b)?;
+                progress.update(counter.stats().bytes, n);
+            }
+            for w in workers {
+                w.join().map_err(|_| "a scan thread failed".to_string())??;
+            }
+            Ok(())
+        });
+        progress.clear();
+        result?;
+        writer.finish(&schema)?;
+        release(s);
+        return Ok(String::new());
+    }
     scan.execute(t.table.storage().as_ref(), &mut |b| {
         n += b.num_rows();
         progress.clear();

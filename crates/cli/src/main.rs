@@ -130,6 +130,10 @@ pub struct RowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = output::Format::Table)]
     pub format: output::Format,
+    /// Files decoded in parallel by a scan without --limit (default: the number of cores;
+    /// with more than one, rows come in file-completion order).
+    #[arg(long, value_name = "N", value_parser = positive)]
+    pub threads: Option<usize>,
     /// Write to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,

@@ -358,3 +358,26 @@ fn changes_and_diff() {
     assert_eq!(kinds.iter().filter(|k| **k == "delete").count(), 4);
     assert_eq!(kinds.iter().filter(|k| **k == "insert").count(), 3);
 }
+
+#[test]
+fn parallel_scan_returns_the_same_rows() {
+    let t = fixture("checkpointed");
+    let lines = |threads: &str| {
+        let out = run(&["scan", &t, "--format", "jsonl", "--threads", threads]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut l: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        l.sort();
+        l
+    };
+    let one = lines("1");
+    assert_eq!(one.len(), 42);
+    assert_eq!(lines("3"), one);
+}

@@ -258,8 +258,21 @@ impl<'a> Scan<'a> {
         storage: &S,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
+        self.execute_partition(storage, 0, 1, sink).await
+    }
+
+    /// Run the share `part` of `parts` of the scan (files `part`, `part + parts`, ...), so
+    /// that callers with threads can decode files in parallel. The row limit applies to
+    /// each share.
+    pub async fn execute_partition<S: Storage + ?Sized>(
+        &self,
+        storage: &S,
+        part: usize,
+        parts: usize,
+        sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+    ) -> Result<ScanMetrics> {
         let mut m = ScanMetrics::default();
-        for add in self.files() {
+        for add in self.files().iter().skip(part).step_by(parts.max(1)) {
             if self.options.limit.is_some_and(|l| m.rows_returned >= l) {
                 break;
             }
