@@ -122,15 +122,7 @@ impl Storage for FetchStorage {
             return Ok(data);
         }
         // the server ignored Range and sent the whole object: still correct, but slower
-        let size = data.len() as u64;
-        let r = range
-            .resolve(size)
-            .ok_or_else(|| StorageError::InvalidRange {
-                path: path.to_string(),
-                range: range.clone(),
-                size,
-            })?;
-        Ok(data.slice(r.start as usize..r.end as usize))
+        range.slice(path, &data)
     }
 
     async fn get(&self, path: &str) -> Result<Bytes> {

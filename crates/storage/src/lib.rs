@@ -72,6 +72,21 @@ impl ByteRange {
     }
 }
 
+impl ByteRange {
+    /// This range of `whole`, the complete object at `path`.
+    pub fn slice(&self, path: &str, whole: &Bytes) -> Result<Bytes> {
+        let size = whole.len() as u64;
+        let r = self
+            .resolve(size)
+            .ok_or_else(|| StorageError::InvalidRange {
+                path: path.to_string(),
+                range: self.clone(),
+                size,
+            })?;
+        Ok(whole.slice(r.start as usize..r.end as usize))
+    }
+}
+
 impl std::fmt::Display for ByteRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

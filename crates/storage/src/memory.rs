@@ -70,15 +70,7 @@ impl Storage for MemoryStorage {
 
     async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes> {
         let (data, _) = self.lookup(path)?;
-        let size = data.len() as u64;
-        let r = range
-            .resolve(size)
-            .ok_or_else(|| StorageError::InvalidRange {
-                path: path.to_string(),
-                range: range.clone(),
-                size,
-            })?;
-        Ok(data.slice(r.start as usize..r.end as usize))
+        range.slice(path, &data)
     }
 
     async fn get(&self, path: &str) -> Result<Bytes> {
