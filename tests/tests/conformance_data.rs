@@ -9,6 +9,15 @@ use deltalens_tests::canonical::canonical_lines;
 use deltalens_tests::{conformance_dir, open_local, runtime};
 use serde_json::Value;
 
+/// The first differing line of two canonical documents, for messages.
+fn first_difference(got: &str, want: &str) -> String {
+    got.lines()
+        .zip(want.lines())
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| format!("got  {a}\nwant {b}"))
+        .unwrap_or_default()
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -71,12 +80,7 @@ fn conformance_rows() {
                     if got == want {
                         matched += 1;
                     } else {
-                        let first_diff = got
-                            .lines()
-                            .zip(want.lines())
-                            .find(|(a, b)| a != b)
-                            .map(|(a, b)| format!("got  {a}\nwant {b}"))
-                            .unwrap_or_default();
+                        let first_diff = first_difference(&got, &want);
                         problems.push(format!(
                             "{name} v{v}: {} rows != {} expected\n{first_diff}",
                             lines.len(),
@@ -175,12 +179,7 @@ fn conformance_cdf() {
         if got == want && ts_ok {
             matched += 1;
         } else {
-            let diff = got
-                .lines()
-                .zip(want.lines())
-                .find(|(a, b)| a != b)
-                .map(|(a, b)| format!("got  {a}\nwant {b}"))
-                .unwrap_or_default();
+            let diff = first_difference(&got, &want);
             problems.push(format!(
                 "{name}: {} rows vs {} expected (timestamps ok: {ts_ok})\n{diff}",
                 got.lines().count(),

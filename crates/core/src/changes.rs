@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType as ArrowType, Field, SchemaRef, TimeUnit};
 
 use crate::actions::{Action, Metadata, parse_actions};
 use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
-use crate::log_segment::read_files;
+use crate::log_segment::{LogListing, read_files};
 use crate::protocol::check_readable;
 use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
 use crate::schema::{DataType, StructField};
@@ -38,6 +38,8 @@ pub struct Changes {
     pub from: u64,
     pub to: u64,
     options: ScanOptions,
+    /// The log as listed when the range was planned (read again by `execute`).
+    listing: LogListing,
 }
 
 impl Changes {
@@ -70,20 +72,14 @@ impl Changes {
             from,
             to,
             options,
+            listing,
         })
     }
 
     /// The schema of the change rows.
     pub fn schema(&self, table: &Table) -> Result<SchemaRef> {
         let scan = Scan::new(&self.snapshot, table.location(), self.options.clone())?;
-        let mut fields: Vec<Field> = scan
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        fields.extend(change_fields());
-        Ok(Arc::new(Schema::new(fields)))
+        Ok(scan.schema_with(change_fields()))
     }
 
     /// Run: hand each batch to `sink` (false stops).
@@ -94,7 +90,7 @@ impl Changes {
     ) -> Result<ScanMetrics> {
         let storage = table.storage().as_ref();
         let location = table.location();
-        let listing = table.listing().await?;
+        let listing = &self.listing;
         // the metadata in effect before the range starts
         let mut metadata = if self.from == 0 {
             None

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType as ArrowType, Field, SchemaRef};
 use serde::Serialize;
 
 use crate::actions::{Add, Protocol};
@@ -166,14 +166,7 @@ impl TableDiff {
     /// The schema of the row-level diff: the `to` version's columns plus `_change_type`.
     pub fn row_schema(&self, table: &Table, options: &ScanOptions) -> Result<SchemaRef> {
         let scan = Scan::new(&self.to, table.location(), options.clone())?;
-        let mut fields: Vec<Field> = scan
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        fields.push(Field::new("_change_type", ArrowType::Utf8, false));
-        Ok(Arc::new(Schema::new(fields)))
+        Ok(scan.schema_with([Field::new("_change_type", ArrowType::Utf8, false)]))
     }
 
     /// Rows inserted and deleted between the versions (read with the `to` schema),

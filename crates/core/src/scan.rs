@@ -247,6 +247,18 @@ impl<'a> Scan<'a> {
         self.schema.clone()
     }
 
+    /// The scan's schema followed by `extra` columns (those change feeds and diffs add).
+    pub fn schema_with(&self, extra: impl IntoIterator<Item = Field>) -> SchemaRef {
+        let mut fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.extend(extra);
+        Arc::new(Schema::new(fields))
+    }
+
     /// The files the scan reads, in order.
     pub fn files(&self) -> &'a [Add] {
         &self.snapshot.files
