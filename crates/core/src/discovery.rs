@@ -1,28 +1,19 @@
 //! Finding a table's versions without listing (plain HTTPS hosting, buckets that refuse
-//! LIST): `_last_checkpoint` names the checkpoint, then commit files are probed by name —
-//! exponentially, then by binary search — for the latest version.
+//! LIST): `_last_checkpoint` names the checkpoint, then commit files after it are fetched
+//! by name in growing batches until one is missing.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
 use deltalens_storage::{ObjectMeta, Storage};
-use serde::Deserialize;
+use futures::{StreamExt, TryStreamExt};
 
 use crate::error::{Error, Result};
-use crate::log_path::{
-    CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind, commit_path,
-};
-use crate::log_segment::{Checkpoint, LogListing};
-
-#[derive(Deserialize)]
-struct V2Hint {
-    path: String,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Hint {
-    version: u64,
-    parts: Option<u32>,
-    v2_checkpoint: Option<V2Hint>,
-}
+use crate::last_checkpoint::{fetch_hinted, read_hint};
+use crate::log_path::{CheckpointKind, LOG_DIR, LogFile, commit_path};
+use crate::log_segment::{Checkpoint, FETCH_CONCURRENCY, LogListing};
+use crate::prefetch::Prefetched;
 
 async fn head<S: Storage + ?Sized>(storage: &S, path: &str) -> Result<Option<ObjectMeta>> {
     match storage.head(path).await {
@@ -32,42 +23,53 @@ async fn head<S: Storage + ?Sized>(storage: &S, path: &str) -> Result<Option<Obj
     }
 }
 
-async fn hinted_checkpoint<S: Storage + ?Sized>(storage: &S) -> Result<Option<Checkpoint>> {
-    let data = match storage.get(LAST_CHECKPOINT).await {
-        Ok(d) => d,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let Ok(hint) = serde_json::from_slice::<Hint>(&data) else {
-        return Ok(None);
-    };
-    let v = hint.version;
-    let names: Vec<String> = match (&hint.v2_checkpoint, hint.parts) {
-        (Some(v2), _) => vec![v2.path.rsplit('/').next().unwrap_or(&v2.path).to_string()],
-        (None, Some(p)) if p > 1 => (1..=p)
-            .map(|i| format!("{v:020}.checkpoint.{i:010}.{p:010}.parquet"))
-            .collect(),
-        _ => vec![format!("{v:020}.checkpoint.parquet")],
-    };
-    let mut parts = Vec::with_capacity(names.len());
-    for n in &names {
-        match head(storage, &format!("{LOG_DIR}{n}")).await? {
-            Some(m) => parts.push(m),
-            None => return Ok(None), // a stale or partial hint: not usable
-        }
+async fn get<S: Storage + ?Sized>(storage: &S, path: &str) -> Result<Option<Bytes>> {
+    match storage.get(path).await {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
     }
-    let kind = match LogFile::parse(parts[0].clone()).map(|f| f.kind) {
-        Some(LogFileKind::Checkpoint(CheckpointKind::MultiPart { parts: p, .. })) => {
-            CheckpointKind::MultiPart { part: 1, parts: p }
+}
+
+/// What a discovery must find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discover {
+    /// Only what reconstructs the latest version.
+    Latest,
+    /// Every version still reconstructible (for time travel and history).
+    All,
+}
+
+/// The first probe batch: Spark checkpoints every 10 commits, so one batch usually
+/// finds every commit after `_last_checkpoint` in a single round trip.
+const FIRST_BATCH: u64 = 16;
+const MAX_BATCH: u64 = 1024;
+
+/// The consecutive commits from `from` on, fetched whole: batches of 16, 32, 64, ...
+/// requested at once, until a commit is missing.
+async fn probe_commits<S: Storage + ?Sized>(
+    storage: &S,
+    from: u64,
+) -> Result<BTreeMap<u64, Bytes>> {
+    let mut found = BTreeMap::new();
+    let (mut next, mut batch) = (from, FIRST_BATCH);
+    loop {
+        let got: Vec<Option<Bytes>> = futures::stream::iter(next..next + batch)
+            .map(|v| async move { get(storage, &commit_path(v)).await })
+            .buffered(FETCH_CONCURRENCY)
+            .try_collect()
+            .await?;
+        for (v, data) in (next..).zip(got) {
+            match data {
+                Some(d) => {
+                    found.insert(v, d);
+                }
+                None => return Ok(found),
+            }
         }
-        Some(LogFileKind::Checkpoint(k)) => k,
-        _ => return Ok(None),
-    };
-    Ok(Some(Checkpoint {
-        version: v,
-        kind,
-        parts,
-    }))
+        next += batch;
+        batch = (batch * 2).min(MAX_BATCH);
+    }
 }
 
 fn unknown(path: String) -> ObjectMeta {
@@ -76,33 +78,6 @@ fn unknown(path: String) -> ObjectMeta {
         size: 0,
         last_modified_ms: None,
     }
-}
-
-/// The latest version `>= known` whose commit exists, given that `known`'s does (or is
-/// covered by a checkpoint): probe known+1, +2, +4, ... then binary-search the gap.
-async fn latest_commit<S: Storage + ?Sized>(storage: &S, known: u64) -> Result<u64> {
-    let exists = |v: u64| async move { head(storage, &commit_path(v)).await.map(|m| m.is_some()) };
-    let (mut lo, mut step) = (known, 1u64);
-    let hi = loop {
-        let probe = lo + step;
-        if exists(probe).await? {
-            lo = probe;
-            step = step.saturating_mul(2);
-        } else {
-            break probe;
-        }
-    };
-    // lo exists (or is the checkpoint), hi does not
-    let (mut lo, mut hi) = (lo, hi);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if exists(mid).await? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
 }
 
 /// Without a `_last_checkpoint` and a first commit: probe 1, 2, 4, ... for any commit,
@@ -137,48 +112,93 @@ async fn earliest_checkpoint<S: Storage + ?Sized>(storage: &S) -> Result<Option<
     }))
 }
 
-/// A [`LogListing`] built without listing. Commits found this way carry no size or
-/// modification time (they are read whole; history uses `commitInfo.timestamp`).
-pub async fn discover_log<S: Storage + ?Sized>(storage: &S, location: &str) -> Result<LogListing> {
-    let mut checkpoint = hinted_checkpoint(storage).await?;
-    let first_commit = head(storage, &commit_path(0)).await?;
-    if checkpoint.is_none() && first_commit.is_none() {
-        // cleaned-up log without a hint: find the earliest commit left, then the
-        // checkpoint that must cover it
-        checkpoint = earliest_checkpoint(storage).await?;
-    }
-    let start = match (&checkpoint, &first_commit) {
-        (Some(c), _) => c.version,
-        (None, Some(_)) => 0,
-        (None, None) => {
-            return Err(Error::NotATable {
-                location: format!(
-                    "{location} (it cannot be listed, and neither _delta_log/_last_checkpoint nor the first commit was found)"
-                ),
-            });
+/// A [`LogListing`] built without listing: `_last_checkpoint`, then at once the hinted
+/// checkpoint's tail and a batch of the commits after it — two round trips for a
+/// checkpointed table with few commits since its checkpoint. Commits found this way carry
+/// no modification time (history uses `commitInfo.timestamp`); their bodies are kept for
+/// replay.
+pub async fn discover_log<S: Storage + ?Sized>(
+    storage: &S,
+    location: &str,
+    what: Discover,
+) -> Result<LogListing> {
+    let first = async {
+        match what {
+            Discover::All => head(storage, &commit_path(0)).await,
+            Discover::Latest => Ok(None),
         }
     };
-    let latest = latest_commit(storage, start).await?;
-    let mut commits = std::collections::BTreeMap::new();
-    // commits from 0 are assumed present when the first one is (a missing one fails when read)
-    let from = if first_commit.is_some() { 0 } else { start + 1 };
+    let (hint, first_commit) = futures::join!(read_hint(storage), first);
+    let (hint, first_commit) = (hint?, first_commit?);
+    let mut pre = Prefetched::default();
+    let mut checkpoint = None;
+    let mut found = BTreeMap::new();
+    if let Some(h) = &hint {
+        let (hinted, probed) = futures::join!(
+            fetch_hinted(storage, h),
+            probe_commits(storage, h.version + 1)
+        );
+        if let Some((cp, tails)) = hinted? {
+            checkpoint = Some(cp);
+            pre = tails;
+            found = probed?;
+        }
+    }
+    if checkpoint.is_none() {
+        // no usable hint: the log starts at commit 0, or (cleaned up) at the checkpoint
+        // covering the earliest commit left
+        found = probe_commits(storage, 0).await?;
+        if found.is_empty() {
+            checkpoint = earliest_checkpoint(storage).await?;
+            match &checkpoint {
+                Some(c) => found = probe_commits(storage, c.version + 1).await?,
+                None => {
+                    return Err(Error::NotATable {
+                        location: format!(
+                            "{location} (it cannot be listed, and neither _delta_log/_last_checkpoint nor the first commit was found)"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    let cp_version = checkpoint.as_ref().map(|c| c.version);
+    let latest = found
+        .keys()
+        .next_back()
+        .copied()
+        .max(cp_version)
+        .unwrap_or(0);
+    // commits before the checkpoint are assumed present when the first one is (a missing
+    // one fails when read)
+    let from = match (cp_version, &first_commit) {
+        (_, Some(_)) | (None, _) => 0,
+        (Some(c), None) => c + 1,
+    };
+    let mut commits = BTreeMap::new();
     for v in from..=latest {
-        let meta = match (&first_commit, v) {
-            (Some(m), 0) => m.clone(),
-            _ => unknown(commit_path(v)),
+        let path = commit_path(v);
+        let meta = match (found.get(&v), &first_commit, v) {
+            (_, Some(m), 0) => m.clone(),
+            (Some(d), _, _) => ObjectMeta {
+                path: path.clone(),
+                size: d.len() as u64,
+                last_modified_ms: None,
+            },
+            _ => unknown(path.clone()),
         };
+        if let Some(d) = found.remove(&v) {
+            pre.insert_whole(&path, d);
+        }
         if let Some(f) = LogFile::parse(meta) {
             commits.insert(v, f);
         }
-    }
-    if checkpoint.as_ref().is_some_and(|c| c.version == latest) {
-        // the checkpoint's own commit may be gone; nothing newer exists
-        commits.retain(|v, _| *v <= latest);
     }
     let checkpoints = checkpoint.into_iter().map(|c| (c.version, c)).collect();
     Ok(LogListing {
         commits,
         checkpoints,
         partial: true,
+        prefetched: Arc::new(pre),
     })
 }

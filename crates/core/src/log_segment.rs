@@ -4,10 +4,14 @@
 use std::collections::BTreeMap;
 
 use deltalens_storage::{ObjectMeta, Storage};
-use serde::Deserialize;
 
+use std::sync::Arc;
+
+use crate::discovery::{Discover, discover_log};
 use crate::error::{Error, Result};
-use crate::log_path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind};
+use crate::last_checkpoint::{fetch_hinted, read_hint};
+use crate::log_path::{CheckpointKind, LOG_DIR, LogFile, LogFileKind};
+use crate::prefetch::Prefetched;
 
 /// A complete checkpoint: every file it consists of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +32,8 @@ pub struct LogListing {
     /// True when the listing started at a checkpoint (from `_last_checkpoint`)
     /// rather than at the beginning of the log.
     pub partial: bool,
+    /// Bytes of log files read while finding them (checkpoint tails, commit bodies).
+    pub prefetched: Arc<Prefetched>,
 }
 
 /// The files that reconstruct one version.
@@ -37,19 +43,8 @@ pub struct LogSegment {
     pub checkpoint: Option<Checkpoint>,
     /// Commit files after the checkpoint up to `version`, ascending.
     pub commits: Vec<LogFile>,
-}
-
-#[derive(Deserialize)]
-struct LastCheckpointHint {
-    version: u64,
-}
-
-/// Parse `_last_checkpoint`; `None` when it is not usable (corrupt input is not an error:
-/// the reader falls back to listing the whole log).
-pub fn parse_last_checkpoint(data: &[u8]) -> Option<u64> {
-    serde_json::from_slice::<LastCheckpointHint>(data)
-        .ok()
-        .map(|h| h.version)
+    /// Bytes of these files already fetched.
+    pub prefetched: Arc<Prefetched>,
 }
 
 fn rank(kind: &CheckpointKind) -> u8 {
@@ -109,6 +104,7 @@ impl LogListing {
             commits,
             checkpoints,
             partial,
+            prefetched: Arc::default(),
         }
     }
 
@@ -162,6 +158,7 @@ impl LogListing {
             version: target,
             checkpoint,
             commits,
+            prefetched: Arc::clone(&self.prefetched),
         })
     }
 }
@@ -189,23 +186,51 @@ pub async fn list_log<S: Storage + ?Sized>(storage: &S) -> Result<LogListing> {
     Ok(LogListing::from_objects(objects, false))
 }
 
-/// List the log from the checkpoint named by `_last_checkpoint`, falling back to a full
-/// listing when the hint is missing, corrupt or names a checkpoint that is not there.
-pub async fn list_log_from_hint<S: Storage + ?Sized>(storage: &S) -> Result<LogListing> {
-    let hint = match storage.get(LAST_CHECKPOINT).await {
-        Ok(data) => parse_last_checkpoint(&data),
-        Err(e) if e.is_not_found() => None,
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(v) = hint {
-        let start_after = format!("{LOG_DIR}{v:020}");
-        let objects = storage.list(LOG_DIR, Some(&start_after)).await?;
-        let listing = LogListing::from_objects(objects, true);
-        if listing.checkpoints.contains_key(&v) {
+/// The listing that reconstructs the latest version in as few round trips as possible:
+/// `_last_checkpoint` first, then at once a listing from the hinted checkpoint and the
+/// checkpoint's tail (its footer, or the whole file when small). Stores that cannot list
+/// are probed by name instead. A missing, corrupt or stale hint falls back to listing the
+/// whole log.
+pub async fn latest_listing<S: Storage + ?Sized>(
+    storage: &S,
+    location: &str,
+) -> Result<LogListing> {
+    if !storage.can_list() {
+        return discover_log(storage, location, Discover::Latest).await;
+    }
+    if let Some(hint) = read_hint(storage).await? {
+        let start_after = format!("{LOG_DIR}{:020}", hint.version);
+        let (objects, hinted) = futures::join!(
+            storage.list(LOG_DIR, Some(&start_after)),
+            fetch_hinted(storage, &hint)
+        );
+        let objects = match objects {
+            Err(e) if e.is_listing_refused() => {
+                return discover_log(storage, location, Discover::Latest).await;
+            }
+            other => other?,
+        };
+        let mut listing = LogListing::from_objects(objects, true);
+        if let Some(cp) = listing.checkpoints.get(&hint.version) {
+            // the tails only help when they are of the checkpoint the listing chose
+            if let Ok(Some((hinted, pre))) = hinted
+                && hinted
+                    .parts
+                    .iter()
+                    .map(|p| &p.path)
+                    .eq(cp.parts.iter().map(|p| &p.path))
+            {
+                listing.prefetched = Arc::new(pre);
+            }
             return Ok(listing);
         }
     }
-    list_log(storage).await
+    match list_log(storage).await {
+        Err(Error::Storage(e)) if e.is_listing_refused() => {
+            discover_log(storage, location, Discover::Latest).await
+        }
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -332,16 +357,5 @@ mod tests {
             CheckpointKind::V2 { json: true, .. }
         ));
         assert!(s.commits.is_empty());
-    }
-
-    #[test]
-    fn last_checkpoint_hint_parsing() {
-        assert_eq!(
-            parse_last_checkpoint(br#"{"version":10,"size":3}"#),
-            Some(10)
-        );
-        assert_eq!(parse_last_checkpoint(b"{\"version\":"), None);
-        assert_eq!(parse_last_checkpoint(b""), None);
-        assert_eq!(parse_last_checkpoint(br#"{"version":-1}"#), None);
     }
 }

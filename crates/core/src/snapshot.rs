@@ -9,6 +9,7 @@ use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
 use crate::log_segment::{FETCH_CONCURRENCY, LogSegment, read_files};
 use crate::partition_values::partition_value_json;
+use crate::prefetch::WithPrefetched;
 use crate::protocol::check_readable;
 use crate::replay::Replay;
 use crate::schema::TableSchema;
@@ -48,6 +49,10 @@ impl Snapshot {
     /// Replay `segment`: its JSON commits (fetched concurrently) and checkpoint (read
     /// concurrently with them, with column projection).
     pub async fn load<S: Storage + ?Sized>(storage: &S, segment: &LogSegment) -> Result<Snapshot> {
+        let storage = &WithPrefetched {
+            inner: storage,
+            pre: &segment.prefetched,
+        };
         let commits = read_files(storage, segment.commits.iter().map(|f| f.path()));
         let checkpoint = async {
             match &segment.checkpoint {

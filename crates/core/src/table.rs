@@ -2,10 +2,10 @@
 
 use deltalens_storage::DynStorage;
 
-use crate::discovery::discover_log;
+use crate::discovery::{Discover, discover_log};
 use crate::error::{Error, Result};
 use crate::history::{HistoryEntry, read_history};
-use crate::log_segment::{LogListing, list_log, list_log_from_hint};
+use crate::log_segment::{LogListing, latest_listing, list_log};
 use crate::snapshot::{Snapshot, load_protocol_and_metadata};
 use crate::time_travel::{ict_settings, version_at_timestamp};
 
@@ -51,7 +51,7 @@ impl Table {
     async fn full_listing(&self) -> Result<LogListing> {
         match list_log(self.storage.as_ref()).await {
             Err(Error::Storage(e)) if e.is_listing_refused() => {
-                discover_log(self.storage.as_ref(), &self.location).await
+                discover_log(self.storage.as_ref(), &self.location, Discover::All).await
             }
             other => other,
         }
@@ -61,12 +61,7 @@ impl Table {
     pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
         let storage = self.storage.as_ref();
         let (listing, version) = match spec {
-            VersionSpec::Latest => match list_log_from_hint(storage).await {
-                Err(Error::Storage(e)) if e.is_listing_refused() => {
-                    (discover_log(storage, &self.location).await?, None)
-                }
-                other => (other?, None),
-            },
+            VersionSpec::Latest => (latest_listing(storage, &self.location).await?, None),
             VersionSpec::Version(v) => (self.full_listing().await?, Some(v)),
             VersionSpec::Timestamp(ts) => {
                 let listing = self.full_listing().await?;

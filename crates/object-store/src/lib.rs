@@ -227,6 +227,22 @@ impl Storage for ObjectStoreStorage {
             .map_err(|e| map_err(path, "head", e))?;
         Ok(self.meta(m))
     }
+
+    /// One ranged GET: the response carries the object's size.
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64), StorageError> {
+        let opts = GetOptions {
+            range: Some(GetRange::Suffix(n)),
+            ..Default::default()
+        };
+        let res = self
+            .store
+            .get_opts(&self.full(path), opts)
+            .await
+            .map_err(|e| map_err(path, "get", e))?;
+        let size = res.meta.size;
+        let data = res.bytes().await.map_err(|e| map_err(path, "get", e))?;
+        Ok((data, size))
+    }
 }
 
 #[cfg(test)]

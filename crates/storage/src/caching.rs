@@ -135,6 +135,20 @@ impl<S: Storage> Storage for CachingStorage<S> {
         self.store(key, Bytes::new(), Some(m.clone()));
         Ok(m)
     }
+
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        let (d, size) = self.inner.get_tail(path, n).await?;
+        if cacheable(path) {
+            // a later suffix read of the same length is answered from memory
+            let key = Key::Range(path.to_string(), ByteRange::Suffix(n).to_string());
+            self.store(key, d.clone(), None);
+        }
+        Ok((d, size))
+    }
+
+    fn can_list(&self) -> bool {
+        self.inner.can_list()
+    }
 }
 
 #[cfg(test)]

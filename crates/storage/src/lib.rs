@@ -26,7 +26,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 pub use caching::CachingStorage;
-pub use counting::{CountingStorage, RequestKind, RequestRecord, RequestStats};
+pub use counting::{Clock, CountingStorage, RequestKind, RequestRecord, RequestStats, round_trips};
 pub use error::StorageError;
 pub use memory::MemoryStorage;
 pub use retry::{MaybeSendFuture, RetryPolicy, RetryStorage, is_transient};
@@ -116,6 +116,21 @@ pub trait Storage: Debug + MaybeSendSync {
 
     /// Size and modification time of the object at `path`.
     async fn head(&self, path: &str) -> Result<ObjectMeta>;
+
+    /// The last `n` bytes of the object at `path` (all of it when shorter) and the object's
+    /// size. Backends that learn the size from the ranged response (`Content-Range`) answer
+    /// in one request; the default asks `head` first.
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        let meta = self.head(path).await?;
+        let data = self.get_range(path, ByteRange::Suffix(n)).await?;
+        Ok((data, meta.size))
+    }
+
+    /// Whether [`Storage::list`] can work here at all (false for plain HTTP hosting, where
+    /// callers find files by name instead of trying a listing first).
+    fn can_list(&self) -> bool {
+        true
+    }
 }
 
 /// `Send + Sync` on native targets; nothing on wasm32.
@@ -146,6 +161,12 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
     }
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
         (**self).head(path).await
+    }
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        (**self).get_tail(path, n).await
+    }
+    fn can_list(&self) -> bool {
+        (**self).can_list()
     }
 }
 

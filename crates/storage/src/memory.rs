@@ -85,6 +85,11 @@ impl Storage for MemoryStorage {
             last_modified_ms: Some(mtime),
         })
     }
+
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        let (data, _) = self.lookup(path)?;
+        Ok((ByteRange::Suffix(n).slice(path, &data)?, data.len() as u64))
+    }
 }
 
 #[cfg(test)]

@@ -106,6 +106,12 @@ where
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
         self.retry(|| self.inner.head(path)).await
     }
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        self.retry(|| self.inner.get_tail(path, n)).await
+    }
+    fn can_list(&self) -> bool {
+        self.inner.can_list()
+    }
 }
 
 /// `Send` on native targets; nothing on wasm32.

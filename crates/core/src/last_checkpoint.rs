@@ -1,0 +1,139 @@
+//! The `_last_checkpoint` hint: which checkpoint to start from without listing the log.
+//! Reading the hinted checkpoint's tail (one ranged request per part, which also yields
+//! its size) confirms the hint and holds the Parquet footer for replay.
+
+use bytes::Bytes;
+use deltalens_storage::{ObjectMeta, Storage};
+use futures::future::try_join_all;
+use serde::Deserialize;
+
+use crate::error::Result;
+use crate::log_path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind};
+use crate::log_segment::Checkpoint;
+use crate::prefetch::Prefetched;
+
+/// Bytes read from the end of each checkpoint file: the Parquet footer, and the whole
+/// file when it is small (the same threshold the checkpoint reader fetches whole).
+pub const CHECKPOINT_TAIL: u64 = 256 * 1024;
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct V2Hint {
+    pub path: String,
+}
+
+/// The fields of `_last_checkpoint` a reader needs.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Hint {
+    pub version: u64,
+    pub parts: Option<u32>,
+    pub v2_checkpoint: Option<V2Hint>,
+}
+
+impl Hint {
+    /// Parse `_last_checkpoint`; `None` when it is not usable (corrupt input is not an
+    /// error: the reader falls back to listing or probing the log).
+    pub fn parse(data: &[u8]) -> Option<Hint> {
+        serde_json::from_slice(data).ok()
+    }
+
+    /// Paths of the files of the hinted checkpoint, in part order.
+    pub fn part_paths(&self) -> Vec<String> {
+        let v = self.version;
+        match (&self.v2_checkpoint, self.parts) {
+            (Some(v2), _) => vec![format!(
+                "{LOG_DIR}{}",
+                v2.path.rsplit('/').next().unwrap_or(&v2.path)
+            )],
+            (None, Some(p)) if p > 1 => (1..=p)
+                .map(|i| format!("{LOG_DIR}{v:020}.checkpoint.{i:010}.{p:010}.parquet"))
+                .collect(),
+            _ => vec![format!("{LOG_DIR}{v:020}.checkpoint.parquet")],
+        }
+    }
+}
+
+/// Read `_last_checkpoint` (missing or corrupt: `None`).
+pub async fn read_hint<S: Storage + ?Sized>(storage: &S) -> Result<Option<Hint>> {
+    match storage.get(LAST_CHECKPOINT).await {
+        Ok(data) => Ok(Hint::parse(&data)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Fetch the tail of every file of the hinted checkpoint at once. `None` when a file is
+/// missing (a stale or partial hint, which is not usable).
+pub async fn fetch_hinted<S: Storage + ?Sized>(
+    storage: &S,
+    hint: &Hint,
+) -> Result<Option<(Checkpoint, Prefetched)>> {
+    let paths = hint.part_paths();
+    let tails = try_join_all(paths.iter().map(|p| async move {
+        match storage.get_tail(p, CHECKPOINT_TAIL).await {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }))
+    .await?;
+    let mut pre = Prefetched::default();
+    let mut parts = Vec::with_capacity(paths.len());
+    for (path, tail) in paths.iter().zip(tails) {
+        let Some((data, size)) = tail else {
+            return Ok(None);
+        };
+        pre.insert_tail(path, size, Bytes::clone(&data));
+        parts.push(ObjectMeta {
+            path: path.clone(),
+            size,
+            last_modified_ms: None,
+        });
+    }
+    let kind = match parts
+        .first()
+        .cloned()
+        .and_then(LogFile::parse)
+        .map(|f| f.kind)
+    {
+        Some(LogFileKind::Checkpoint(CheckpointKind::MultiPart { parts: p, .. })) => {
+            CheckpointKind::MultiPart { part: 1, parts: p }
+        }
+        Some(LogFileKind::Checkpoint(k)) => k,
+        _ => return Ok(None),
+    };
+    let checkpoint = Checkpoint {
+        version: hint.version,
+        kind,
+        parts,
+    };
+    Ok(Some((checkpoint, pre)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_name_their_files() {
+        let h = Hint::parse(br#"{"version":10,"size":3}"#).unwrap();
+        assert_eq!(
+            h.part_paths(),
+            ["_delta_log/00000000000000000010.checkpoint.parquet"]
+        );
+        let h = Hint::parse(br#"{"version":2,"parts":2,"size":3}"#).unwrap();
+        assert_eq!(h.part_paths().len(), 2);
+        assert!(h.part_paths()[1].ends_with(".checkpoint.0000000002.0000000002.parquet"));
+        let h = Hint::parse(
+            br#"{"version":5,"v2Checkpoint":{"path":"00000000000000000005.checkpoint.abc.json"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            h.part_paths(),
+            ["_delta_log/00000000000000000005.checkpoint.abc.json"]
+        );
+        assert_eq!(Hint::parse(b"{\"version\":"), None);
+        assert_eq!(Hint::parse(b""), None);
+        assert_eq!(Hint::parse(br#"{"version":-1}"#), None);
+    }
+}
