@@ -3,7 +3,7 @@
 //! its size) confirms the hint and holds the Parquet footer for replay.
 
 use bytes::Bytes;
-use deltalens_storage::{ObjectMeta, Storage};
+use deltalens_storage::{ByteRange, ObjectMeta, Storage};
 use futures::future::try_join_all;
 use serde::Deserialize;
 
@@ -28,6 +28,8 @@ pub struct Hint {
     pub version: u64,
     pub parts: Option<u32>,
     pub v2_checkpoint: Option<V2Hint>,
+    /// Size of the checkpoint in bytes (written by Spark and delta-rs).
+    pub size_in_bytes: Option<u64>,
 }
 
 impl Hint {
@@ -69,7 +71,24 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
     hint: &Hint,
 ) -> Result<Option<(Checkpoint, Prefetched)>> {
     let paths = hint.part_paths();
+    // one file of known size: a bounded range, which every store serves (Azure has no
+    // suffix ranges); checked by the Parquet magic at its end
+    // (classic checkpoints only: for v2 the size counts the sidecars too)
+    let known_size = match (paths.as_slice(), hint.size_in_bytes, &hint.v2_checkpoint) {
+        ([p], Some(s), None) if s > 8 && p.ends_with(".parquet") => Some(s),
+        _ => None,
+    };
     let tails = try_join_all(paths.iter().map(|p| async move {
+        if let Some(size) = known_size {
+            let start = size.saturating_sub(CHECKPOINT_TAIL);
+            match storage.get_range(p, ByteRange::Bounded(start..size)).await {
+                Ok(d) if d.len() as u64 == size - start && d.ends_with(b"PAR1") => {
+                    return Ok(Some((d, size)));
+                }
+                Err(e) if e.is_not_found() => return Ok(None),
+                _ => {} // a hint that does not match the file: ask the store
+            }
+        }
         match storage.get_tail(p, CHECKPOINT_TAIL).await {
             Ok(t) => Ok(Some(t)),
             Err(e) if e.is_not_found() => Ok(None),

@@ -1,56 +1,193 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
 use bytes::Bytes;
 use deltalens_storage::{ByteRange, ObjectMeta, Result, Storage, StorageError};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Request, RequestInit, RequestMode, Response};
+use web_sys::{AbortController, Request, RequestInit, RequestMode, Response};
 
-/// Characters kept as they are in URL paths.
-const PATH: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'/')
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
+use crate::listing::{Page, parse_azure, parse_gcs, parse_s3};
+use crate::location::{BrowserOptions, Endpoint, LocationError, Service, encode_query};
+use crate::sigv4::{SignRequest, sign};
 
-/// A table served over HTTP(S), read with `fetch` and `Range` requests.
-#[derive(Debug, Clone)]
+const CORS_HINT: &str = "a network or CORS failure: the store must allow this page's origin, the Range header (and Authorization, x-amz-* for signed S3 requests), and expose Content-Range, Content-Length and ETag";
+
+/// A table read with the browser's `fetch` and `Range` requests.
+#[derive(Debug)]
 pub struct FetchStorage {
-    base: String,
+    endpoint: Endpoint,
+    ranges_ignored: AtomicU64,
+    aborted: Arc<AtomicU64>,
+}
+
+/// Aborts the request (and the body download) when the future holding it is dropped
+/// before it finished.
+struct AbortOnDrop {
+    controller: Option<AbortController>,
+    done: bool,
+    aborted: Arc<AtomicU64>,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if !self.done
+            && let Some(c) = &self.controller
+        {
+            c.abort();
+            self.aborted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn js_text(v: &JsValue) -> String {
+    v.as_string()
+        .or_else(|| {
+            Reflect::get(v, &JsValue::from_str("message"))
+                .ok()
+                .and_then(|m| m.as_string())
+        })
+        .or_else(|| js_sys::JSON::stringify(v).ok().and_then(|s| s.as_string()))
+        .unwrap_or_else(|| format!("{v:?}"))
+}
+
+/// Current UTC time as SigV4 wants it: `YYYYMMDDTHHMMSSZ`.
+fn amz_date() -> String {
+    let iso: String = js_sys::Date::new_0().to_iso_string().into();
+    // 2026-11-29T17:00:00.123Z
+    let digits: String = iso
+        .chars()
+        .take(19)
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .collect();
+    format!("{digits}Z")
+}
+
+/// Wait `d` (for [`deltalens_storage::RetryStorage`] in the browser or a worker).
+pub async fn sleep(d: Duration) {
+    let ms = d.as_millis().min(i32::MAX as u128) as i32;
+    let promise = Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        if let Ok(f) = Reflect::get(&global, &JsValue::from_str("setTimeout"))
+            .and_then(|f| f.dyn_into::<Function>())
+        {
+            let _ = f.call2(&global, &resolve, &JsValue::from(ms));
+        } else {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
 }
 
 impl FetchStorage {
-    /// `base` is the table root URL (`https://host/path/table`).
-    pub fn new(base: &str) -> Self {
-        FetchStorage {
-            base: base.trim_end_matches('/').to_string(),
+    /// A table at `url` on plain HTTP(S) hosting (or a public Azure container URL).
+    pub fn new(url: &str) -> Self {
+        Self::open(url, &BrowserOptions::default()).unwrap_or_else(|_| FetchStorage {
+            endpoint: Endpoint {
+                root: url.trim_end_matches('/').to_string(),
+                key_prefix: String::new(),
+                service: Service::Http,
+            },
+            ranges_ignored: AtomicU64::new(0),
+            aborted: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// A table at `url` (`s3://`, `abfss://`, `az://`, `gs://`, `https://`) with the
+    /// endpoint and credentials in `opts`.
+    pub fn open(url: &str, opts: &BrowserOptions) -> std::result::Result<Self, LocationError> {
+        Ok(FetchStorage {
+            endpoint: Endpoint::parse(url, opts)?,
+            ranges_ignored: AtomicU64::new(0),
+            aborted: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Where the table's objects are fetched from.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// How many ranged requests the server answered with the whole object (it ignores
+    /// `Range`: results stay correct, but every read downloads whole files).
+    pub fn ranges_ignored(&self) -> u64 {
+        self.ranges_ignored.load(Ordering::Relaxed)
+    }
+
+    /// How many requests were aborted because their caller stopped waiting.
+    pub fn aborted(&self) -> u64 {
+        self.aborted.load(Ordering::Relaxed)
+    }
+
+    /// `url` with authorisation: SigV4 headers for S3 keys, the SAS for Azure.
+    fn authorise(&self, method: &str, url: String, headers: &mut Vec<(String, String)>) -> String {
+        match &self.endpoint.service {
+            Service::S3 {
+                region,
+                credentials: Some(c),
+                ..
+            } => {
+                let extra: Vec<(&str, String)> = headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.clone()))
+                    .collect();
+                let signed = sign(
+                    &SignRequest {
+                        method,
+                        url: &url,
+                        headers: &extra,
+                        amz_date: &amz_date(),
+                        region,
+                    },
+                    c,
+                );
+                headers.extend(signed);
+                url
+            }
+            Service::Azure { sas: Some(sas), .. } => {
+                let sep = if url.contains('?') { '&' } else { '?' };
+                format!("{url}{sep}{sas}")
+            }
+            _ => url,
         }
     }
 
-    fn url(&self, path: &str) -> String {
-        format!(
-            "{}/{}",
-            self.base,
-            utf8_percent_encode(path.trim_start_matches('/'), PATH)
-        )
-    }
-
-    async fn fetch(&self, path: &str, method: &str, range: Option<&ByteRange>) -> Result<Response> {
+    async fn request(
+        &self,
+        path: &str,
+        operation: &'static str,
+        method: &str,
+        url: String,
+        range: Option<&ByteRange>,
+    ) -> Result<(Response, Option<Bytes>)> {
         let fail = |message: String| StorageError::Backend {
             path: path.to_string(),
-            operation: "fetch",
+            operation,
             message,
+        };
+        let mut headers = Vec::new();
+        if let Some(r) = range {
+            headers.push(("range".to_string(), r.to_string()));
+        }
+        let shown = url.clone(); // without SAS: safe to put in messages
+        let url = self.authorise(method, url, &mut headers);
+        let controller = AbortController::new().ok();
+        let mut guard = AbortOnDrop {
+            controller: controller.clone(),
+            done: false,
+            aborted: Arc::clone(&self.aborted),
         };
         let init = RequestInit::new();
         init.set_method(method);
         init.set_mode(RequestMode::Cors);
-        let url = self.url(path);
+        if let Some(c) = &controller {
+            init.set_signal(Some(&c.signal()));
+        }
         let req = Request::new_with_str_and_init(&url, &init).map_err(|e| fail(js_text(&e)))?;
-        if let Some(r) = range {
-            req.headers()
-                .set("Range", &r.to_string())
-                .map_err(|e| fail(js_text(&e)))?;
+        for (k, v) in &headers {
+            req.headers().set(k, v).map_err(|e| fail(js_text(&e)))?;
         }
         let global = js_sys::global();
         let fetch: Function = Reflect::get(&global, &JsValue::from_str("fetch"))
@@ -63,75 +200,174 @@ impl FetchStorage {
         let resp: Response = JsFuture::from(promise)
             .await
             .and_then(|r| r.dyn_into::<Response>())
-            .map_err(|e| {
-                fail(format!(
-                    "{} (a network or CORS failure: the server must allow this origin, the Range header, and expose Content-Range, Content-Length and ETag)",
-                    js_text(&e)
-                ))
-            })?;
-        match resp.status() {
-            200..=299 => Ok(resp),
-            404 => Err(StorageError::NotFound {
-                path: path.to_string(),
-            }),
-            401 | 403 => Err(StorageError::PermissionDenied {
-                path: path.to_string(),
-                operation: if method == "HEAD" { "head" } else { "get" },
-                message: format!("HTTP {} from {url}", resp.status()),
-            }),
-            s => Err(fail(format!("HTTP {s} from {url}"))),
+            .map_err(|e| fail(format!("{} from {shown} ({CORS_HINT})", js_text(&e))))?;
+        let status = resp.status();
+        if !(200..=299).contains(&status) {
+            guard.done = true;
+            return Err(match status {
+                404 => StorageError::NotFound {
+                    path: path.to_string(),
+                },
+                401 | 403 => StorageError::PermissionDenied {
+                    path: path.to_string(),
+                    operation,
+                    message: format!(
+                        "HTTP {status} from {shown}: {}",
+                        self.endpoint.permission_hint(operation)
+                    ),
+                },
+                405 | 501 if operation == "list" => StorageError::ListingUnsupported {
+                    path: path.to_string(),
+                    message: format!("HTTP {status} from {shown}"),
+                },
+                s => fail(format!("HTTP {s} from {shown}")),
+            });
         }
-    }
-
-    async fn body(&self, path: &str, resp: &Response) -> Result<Bytes> {
-        let buf = resp.array_buffer().map_err(|e| StorageError::Backend {
-            path: path.to_string(),
-            operation: "get",
-            message: js_text(&e),
-        })?;
+        if method == "HEAD" {
+            guard.done = true;
+            return Ok((resp, None));
+        }
+        let buf = resp.array_buffer().map_err(|e| fail(js_text(&e)))?;
         let buf = JsFuture::from(buf)
             .await
-            .map_err(|e| StorageError::Backend {
-                path: path.to_string(),
-                operation: "get",
-                message: js_text(&e),
-            })?;
-        Ok(Bytes::from(Uint8Array::new(&buf).to_vec()))
+            .map_err(|e| fail(format!("{} while reading the body of {shown}", js_text(&e))))?;
+        guard.done = true;
+        Ok((resp, Some(Bytes::from(Uint8Array::new(&buf).to_vec()))))
+    }
+
+    async fn get_object(&self, path: &str, range: Option<&ByteRange>) -> Result<(Response, Bytes)> {
+        let url = self.endpoint.object_url(path);
+        let (resp, body) = self.request(path, "get", "GET", url, range).await?;
+        Ok((resp, body.unwrap_or_default()))
+    }
+
+    async fn list_page(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        token: Option<&str>,
+    ) -> Result<Page> {
+        let q = |s: &str| encode_query(s);
+        let key_prefix = format!("{}{prefix}", self.endpoint.key_prefix);
+        let (url, parse): (String, fn(&str) -> Option<Page>) = match &self.endpoint.service {
+            Service::Http => {
+                return Err(StorageError::ListingUnsupported {
+                    path: prefix.to_string(),
+                    message: "plain HTTP hosting has no listing".into(),
+                });
+            }
+            Service::S3 { bucket_url, .. } => {
+                let mut url = format!("{bucket_url}?list-type=2&prefix={}", q(&key_prefix));
+                if let Some(a) = start_after {
+                    url.push_str(&format!(
+                        "&start-after={}",
+                        q(&format!("{}{a}", self.endpoint.key_prefix))
+                    ));
+                }
+                if let Some(t) = token {
+                    url.push_str(&format!("&continuation-token={}", q(t)));
+                }
+                (url, |s| Some(parse_s3(s)))
+            }
+            Service::Azure { container_url, .. } => {
+                let mut url = format!(
+                    "{container_url}?restype=container&comp=list&prefix={}",
+                    q(&key_prefix)
+                );
+                if let Some(t) = token {
+                    url.push_str(&format!("&marker={}", q(t)));
+                }
+                (url, |s| Some(parse_azure(s)))
+            }
+            Service::Gcs { bucket } => {
+                let mut url = format!(
+                    "https://storage.googleapis.com/storage/v1/b/{}/o?prefix={}&fields=items(name,size,updated),nextPageToken",
+                    q(bucket),
+                    q(&key_prefix)
+                );
+                if let Some(a) = start_after {
+                    url.push_str(&format!(
+                        "&startOffset={}",
+                        q(&format!("{}{a}", self.endpoint.key_prefix))
+                    ));
+                }
+                if let Some(t) = token {
+                    url.push_str(&format!("&pageToken={}", q(t)));
+                }
+                (url, parse_gcs)
+            }
+        };
+        let (_, body) = self
+            .request(prefix, "list", "GET", url.clone(), None)
+            .await?;
+        let text = String::from_utf8_lossy(&body.unwrap_or_default()).to_string();
+        parse(&text).ok_or_else(|| StorageError::Backend {
+            path: prefix.to_string(),
+            operation: "list",
+            message: format!("the listing from {url} is not a listing response"),
+        })
     }
 }
 
-fn js_text(v: &JsValue) -> String {
-    v.as_string()
-        .or_else(|| js_sys::JSON::stringify(v).ok().and_then(|s| s.as_string()))
-        .unwrap_or_else(|| format!("{v:?}"))
+/// The object size from `Content-Range: bytes a-b/size`.
+fn total_size(resp: &Response) -> Option<u64> {
+    let v = resp.headers().get("content-range").ok().flatten()?;
+    v.rsplit('/').next()?.trim().parse().ok()
 }
 
 #[async_trait::async_trait(?Send)]
 impl Storage for FetchStorage {
-    async fn list(&self, prefix: &str, _start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
-        Err(StorageError::ListingUnsupported {
-            path: prefix.to_string(),
-            message: "plain HTTP hosting has no listing".into(),
-        })
+    async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..10_000 {
+            let page = self
+                .list_page(prefix, start_after, token.as_deref())
+                .await?;
+            for o in page.objects {
+                let Some(path) = o.key.strip_prefix(&self.endpoint.key_prefix) else {
+                    continue;
+                };
+                if path.starts_with(prefix) && start_after.is_none_or(|a| path > a) {
+                    out.push(ObjectMeta {
+                        path: path.to_string(),
+                        size: o.size,
+                        last_modified_ms: o.last_modified_ms,
+                    });
+                }
+            }
+            match page.next {
+                Some(t) => token = Some(t),
+                None => break,
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
     }
 
     async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes> {
-        let resp = self.fetch(path, "GET", Some(&range)).await?;
-        let data = self.body(path, &resp).await?;
+        if let (ByteRange::Suffix(n), Service::Azure { .. }) = (&range, &self.endpoint.service) {
+            // Azure Blob Storage has no suffix ranges: learn the size first
+            let size = self.head(path).await?.size;
+            let bounded = ByteRange::Bounded(size.saturating_sub(*n)..size);
+            return self.get_range(path, bounded).await;
+        }
+        let (resp, data) = self.get_object(path, Some(&range)).await?;
         if resp.status() == 206 {
             return Ok(data);
         }
         // the server ignored Range and sent the whole object: still correct, but slower
+        self.ranges_ignored.fetch_add(1, Ordering::Relaxed);
         range.slice(path, &data)
     }
 
     async fn get(&self, path: &str) -> Result<Bytes> {
-        let resp = self.fetch(path, "GET", None).await?;
-        self.body(path, &resp).await
+        Ok(self.get_object(path, None).await?.1)
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
-        let resp = self.fetch(path, "HEAD", None).await?;
+        let url = self.endpoint.object_url(path);
+        let (resp, _) = self.request(path, "head", "HEAD", url, None).await?;
         let header = |h: &str| resp.headers().get(h).ok().flatten();
         let size = header("content-length")
             .and_then(|v| v.parse().ok())
@@ -145,5 +381,30 @@ impl Storage for FetchStorage {
             size,
             last_modified_ms,
         })
+    }
+
+    /// One request: the size comes from `Content-Range` (which the store must expose).
+    async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        if let Service::Azure { .. } = self.endpoint.service {
+            let size = self.head(path).await?.size;
+            let range = ByteRange::Bounded(size.saturating_sub(n)..size);
+            return Ok((self.get_range(path, range).await?, size));
+        }
+        let range = ByteRange::Suffix(n);
+        let (resp, data) = self.get_object(path, Some(&range)).await?;
+        if resp.status() != 206 {
+            self.ranges_ignored.fetch_add(1, Ordering::Relaxed);
+            let size = data.len() as u64;
+            return Ok((range.slice(path, &data)?, size));
+        }
+        match total_size(&resp) {
+            Some(size) => Ok((data, size)),
+            // Content-Range not exposed to scripts: ask for the size separately
+            None => Ok((data, self.head(path).await?.size)),
+        }
+    }
+
+    fn can_list(&self) -> bool {
+        self.endpoint.can_list()
     }
 }
