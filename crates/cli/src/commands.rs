@@ -568,3 +568,66 @@ pub async fn diff(
     out.push_str(&String::from_utf8_lossy(&buf));
     Ok(out)
 }
+
+/// One benchmark run: open the latest snapshot and scan every row (all columns).
+async fn bench_once(t: &crate::Opened) -> Result<(f64, f64, u64, u64), String> {
+    let err = |e: Error| e.to_string();
+    t.counter.reset();
+    let start = std::time::Instant::now();
+    let snap = t.table.snapshot(VersionSpec::Latest).await.map_err(err)?;
+    let opened = start.elapsed().as_secs_f64();
+    let scan = deltalens_core::scan::Scan::new(
+        &snap,
+        t.table.location(),
+        deltalens_core::scan::ScanOptions::default(),
+    )
+    .map_err(err)?;
+    let mut rows = 0u64;
+    // four interleaved shares on this one thread, as the browser benchmark does
+    scan.execute_interleaved(t.table.storage().as_ref(), 4, &mut |b| {
+        rows += b.num_rows() as u64;
+        Ok(true)
+    })
+    .await
+    .map_err(err)?;
+    let total = start.elapsed().as_secs_f64();
+    Ok((opened, total, rows, t.counter.stats().bytes))
+}
+
+/// `deltalens bench`: `runs` timed runs of [`bench_once`] and their median.
+pub async fn bench(t: &crate::Opened, runs: usize, json: bool) -> Result<String, String> {
+    let mut out = Vec::with_capacity(runs);
+    bench_once(t).await?; // warm-up, as the browser benchmark does
+    for _ in 0..runs {
+        out.push(bench_once(t).await?);
+    }
+    let mut totals: Vec<f64> = out.iter().map(|r| r.1).collect();
+    totals.sort_by(f64::total_cmp);
+    let median = totals.get(totals.len() / 2).copied().unwrap_or(0.0);
+    let rows = out.first().map_or(0, |r| r.2);
+    let bytes = out.first().map_or(0, |r| r.3);
+    if json {
+        let runs: Vec<Value> = out
+            .iter()
+            .map(|(o, t, _, _)| json!({"open_s": o, "total_s": t}))
+            .collect();
+        return Ok(format!(
+            "{}\n",
+            json!({"rows": rows, "bytes": bytes, "median_s": median, "runs": runs})
+        ));
+    }
+    let mut s = String::new();
+    for (i, (o, t, _, _)) in out.iter().enumerate() {
+        s.push_str(&format!(
+            "run {}: open {:.3} s, open+scan {:.3} s\n",
+            i + 1,
+            o,
+            t
+        ));
+    }
+    s.push_str(&format!(
+        "median {median:.3} s: {rows} rows, {bytes} bytes, {:.1} M rows/s\n",
+        rows as f64 / median.max(1e-9) / 1e6
+    ));
+    Ok(s)
+}

@@ -81,6 +81,15 @@ enum Command {
         #[arg(long, value_name = "a,b", value_delimiter = ',')]
         columns: Option<Vec<String>>,
     },
+    /// Benchmark: open the latest version and scan every row, N times, single-threaded
+    /// (the same work the browser benchmark does); prints each run and the median.
+    Bench {
+        #[command(flatten)]
+        table: TableArgs,
+        /// How many runs.
+        #[arg(long, value_name = "N", default_value_t = 5, value_parser = positive)]
+        runs: usize,
+    },
     /// Change data feed between two versions, inclusive (table_changes).
     Changes {
         #[command(flatten)]
@@ -247,6 +256,11 @@ async fn run(cli: Cli) -> Result<String, String> {
         Command::Scan { table, at, rows } => {
             let t = open(table).map_err(err)?;
             let r = commands::scan(&t, at.spec().map_err(err)?, rows).await;
+            (t, r)
+        }
+        Command::Bench { table, runs } => {
+            let t = open(table).map_err(err)?;
+            let r = commands::bench(&t, *runs, table.json).await;
             (t, r)
         }
         Command::Diff {

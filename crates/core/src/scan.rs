@@ -67,6 +67,22 @@ pub struct ScanMetrics {
     pub rows_deleted: usize,
 }
 
+impl ScanMetrics {
+    /// The sum of two shares' metrics.
+    pub fn merge(self, o: ScanMetrics) -> ScanMetrics {
+        ScanMetrics {
+            files_read: self.files_read + o.files_read,
+            files_skipped: self.files_skipped + o.files_skipped,
+            row_groups_skipped: self.row_groups_skipped + o.row_groups_skipped,
+            rows_skipped_by_page_index: self.rows_skipped_by_page_index
+                + o.rows_skipped_by_page_index,
+            row_groups_read: self.row_groups_read + o.row_groups_read,
+            rows_returned: self.rows_returned + o.rows_returned,
+            rows_deleted: self.rows_deleted + o.rows_deleted,
+        }
+    }
+}
+
 /// The storage path of a data file named in the log: percent-decoded, relative to the
 /// table root (absolute URIs inside the table are made relative).
 pub fn data_file_path(path: &str, table_location: &str) -> Result<String> {
@@ -271,6 +287,41 @@ impl<'a> Scan<'a> {
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
         self.execute_partition(storage, 0, 1, sink).await
+    }
+
+    /// Run the scan as `n` interleaved shares on the current task (no threads): while one
+    /// share waits for storage, another decodes. Batches arrive in no fixed order across
+    /// files. For single-threaded hosts (a browser tab, a worker) where I/O is the wait.
+    pub async fn execute_interleaved<S: Storage + ?Sized>(
+        &self,
+        storage: &S,
+        n: usize,
+        sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+    ) -> Result<ScanMetrics> {
+        let n = n.max(1);
+        let sink = std::cell::RefCell::new(sink);
+        let stopped = std::cell::Cell::new(false);
+        let shares = (0..n).map(|part| {
+            let (sink, stopped) = (&sink, &stopped);
+            async move {
+                let mut share_sink = |b: RecordBatch| -> Result<bool> {
+                    if stopped.get() {
+                        return Ok(false);
+                    }
+                    let go = (*sink.borrow_mut())(b)?;
+                    if !go {
+                        stopped.set(true);
+                    }
+                    Ok(go)
+                };
+                self.execute_partition(storage, part, n, &mut share_sink)
+                    .await
+            }
+        });
+        let metrics = futures::future::try_join_all(shares).await?;
+        Ok(metrics
+            .into_iter()
+            .fold(ScanMetrics::default(), |a, b| a.merge(b)))
     }
 
     /// Run the share `part` of `parts` of the scan (files `part`, `part + parts`, ...), so
