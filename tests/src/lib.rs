@@ -36,6 +36,8 @@ pub const FIXTURES: &[&str] = &[
     "row_groups",
     "stats_struct",
     "codecs",
+    "demo",
+    "xss",
 ];
 
 /// The project's generated fixtures.

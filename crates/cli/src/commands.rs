@@ -26,26 +26,7 @@ pub async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, 
     let s = table.snapshot(at).await?;
     let md = &s.metadata;
     let p = &s.protocol;
-    let doc = json!({
-        "location": table.location(),
-        "version": s.version,
-        "num_files": s.num_files(),
-        "size_bytes": s.size_bytes(),
-        "num_rows": s.num_rows(),
-        "protocol": {
-            "min_reader_version": p.min_reader_version,
-            "min_writer_version": p.min_writer_version,
-            "reader_features": p.reader_features,
-            "writer_features": p.writer_features,
-        },
-        "properties": s.properties(),
-        "partition_columns": s.partition_columns(),
-        "created_time": md.created_time,
-        "name": md.name,
-        "description": md.description,
-        "id": md.id,
-        "checkpoint_version": s.checkpoint_version,
-    });
+    let doc = deltalens_report::overview(table.location(), &s);
     if json {
         release(s);
         return Ok(to_json(&doc));
@@ -182,17 +163,7 @@ pub async fn history(table: &Table, limit: Option<usize>, json: bool) -> Result<
 
 pub async fn files(table: &Table, at: VersionSpec, json: bool) -> Result<String, Error> {
     let s = table.snapshot(at).await?;
-    let mut docs = Vec::with_capacity(s.files.len());
-    for f in &s.files {
-        docs.push(json!({
-            "path": f.path,
-            "size": f.size,
-            "modification_time": f.modification_time,
-            "partition_values": s.partition_values_json(f)?,
-            "stats": f.stats_json(),
-            "deletion_vector": f.deletion_vector,
-        }));
-    }
+    let docs = deltalens_report::files(&s)?;
     if json {
         return Ok(to_json(&Value::Array(docs)));
     }

@@ -3,6 +3,7 @@
 mod commands;
 mod output;
 mod render;
+mod serve;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -89,6 +90,26 @@ enum Command {
         /// How many runs.
         #[arg(long, value_name = "N", default_value_t = 5, value_parser = positive)]
         runs: usize,
+    },
+    /// Serve the explorer and local tables (under /tables/<dir name>/, with Range and
+    /// CORS); with no TABLE_DIR, the bundled demo table. Read-only.
+    Serve {
+        /// Table directories to serve.
+        #[arg(value_name = "TABLE_DIR")]
+        tables: Vec<std::path::PathBuf>,
+        /// Address to bind.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Port (0 picks a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Serve the explorer from this directory (trunk's dist/) instead of the copy
+        /// embedded in the binary.
+        #[arg(long, value_name = "DIR")]
+        app_dir: Option<std::path::PathBuf>,
+        /// Stop after this many seconds (for tests).
+        #[arg(long, hide = true, value_name = "SECS")]
+        stop_after: Option<u64>,
     },
     /// Change data feed between two versions, inclusive (table_changes).
     Changes {
@@ -224,6 +245,23 @@ fn open(args: &TableArgs) -> Result<Opened, deltalens_core::Error> {
 
 async fn run(cli: Cli) -> Result<String, String> {
     let err = |e: deltalens_core::Error| e.to_string();
+    if let Command::Serve {
+        tables,
+        host,
+        port,
+        app_dir,
+        stop_after,
+    } = cli.command
+    {
+        return serve::serve(serve::ServeArgs {
+            tables,
+            host,
+            port,
+            app_dir,
+            stop_after,
+        })
+        .await;
+    }
     let (args, result) = match &cli.command {
         Command::Info { table, at } => {
             let t = open(table).map_err(err)?;
@@ -263,6 +301,7 @@ async fn run(cli: Cli) -> Result<String, String> {
             let r = commands::bench(&t, *runs, table.json).await;
             (t, r)
         }
+        Command::Serve { .. } => return Err("serve is handled above".into()),
         Command::Diff {
             table,
             v1,

@@ -127,6 +127,11 @@ impl Table {
         if listing.latest_version().is_none() {
             listing.segment(None, &self.location)?;
         }
+        // commit bodies read while discovering the log are not fetched again
+        let storage = &crate::prefetch::WithPrefetched {
+            inner: storage,
+            pre: &listing.prefetched,
+        };
         read_history(storage, &listing, limit).await
     }
 }

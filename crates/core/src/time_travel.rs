@@ -7,7 +7,8 @@ use deltalens_storage::Storage;
 
 use crate::actions::{Metadata, Protocol, parse_commit_info};
 use crate::error::{Error, Result};
-use crate::log_segment::LogListing;
+use crate::log_segment::{LogListing, read_files};
+use crate::prefetch::WithPrefetched;
 use crate::protocol::has_feature;
 
 /// Parse an ISO-8601 timestamp (zone optional, no zone = UTC) or a date (its start, UTC)
@@ -126,9 +127,33 @@ pub async fn version_at_timestamp<S: Storage + ?Sized>(
         None => versions.len(),
     };
     let (file_time_versions, ict_versions) = versions.split_at(split);
+    // commits found without listing have no modification time: their
+    // commitInfo.timestamp stands in for it (bodies already fetched are reused)
+    let unknown: Vec<u64> = file_time_versions
+        .iter()
+        .filter(|v| listing.commits[v].meta.last_modified_ms.is_none())
+        .copied()
+        .collect();
+    let mut from_commits = std::collections::BTreeMap::new();
+    if !unknown.is_empty() {
+        let s = WithPrefetched {
+            inner: storage,
+            pre: &listing.prefetched,
+        };
+        let bodies = read_files(&s, unknown.iter().map(|v| listing.commits[v].path())).await?;
+        for (v, data) in unknown.iter().zip(bodies) {
+            let path = listing.commits[v].path();
+            let t = parse_commit_info(path, &data)?
+                .and_then(|c| c.get("timestamp").and_then(|t| t.as_i64()));
+            from_commits.insert(*v, t.unwrap_or_default());
+        }
+    }
     let mut file_times: Vec<i64> = file_time_versions
         .iter()
-        .map(|v| listing.commits[v].meta.last_modified_ms.unwrap_or_default())
+        .map(|v| match listing.commits[v].meta.last_modified_ms {
+            Some(t) => t,
+            None => from_commits.get(v).copied().unwrap_or_default(),
+        })
         .collect();
     monotonize(&mut file_times);
 

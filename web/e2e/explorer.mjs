@@ -1,0 +1,247 @@
+// End-to-end tests of the explorer against `deltalens serve` in Debian's Chromium,
+// driven by playwright-core. Expected values come from expect.py (deltalake and the
+// conformance corpus), never from deltalens itself. Screenshots of every tab go to
+// $ARTIFACTS. Prints budgets: page load → overview, requests/bytes for the first 100 rows.
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import assert from 'node:assert/strict';
+
+// playwright-core lives with the other npm tools in tools/
+const require = createRequire(new URL('../../tools/package.json', import.meta.url));
+const { chromium } = require('playwright-core');
+
+const BASE = process.env.BASE;
+const EXPECT = JSON.parse(fs.readFileSync(process.env.EXPECT, 'utf8'));
+const ART = process.env.ARTIFACTS || 'target/e2e';
+fs.mkdirSync(ART, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+let passed = 0;
+const failures = [];
+const budgets = {};
+
+async function check(name, fn) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const dialogs = [];
+  page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+  page.on('pageerror', (e) => dialogs.push('pageerror: ' + e.message));
+  try {
+    await fn(page, dialogs);
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failures.push(name);
+    console.log(`FAIL ${name}: ${e.stack || e}`);
+    await page.screenshot({ path: `${ART}/FAILED-${name.replace(/\W+/g, '_')}.png`, fullPage: true }).catch(() => {});
+  } finally {
+    await page.close();
+  }
+}
+
+const tableUrl = (name) => `${BASE}/tables/${name}`;
+const open = (page, name, extra = '') => page.goto(`${BASE}/?table=${encodeURIComponent(tableUrl(name))}${extra}`);
+const text = (page, sel) => page.locator(sel).first().innerText({ timeout: 30000 });
+async function idle(page) {
+  // nothing running: the status line has no busy marker
+  await page.waitForFunction(() => !document.querySelector('.status .busy'), null, { timeout: 60000 });
+}
+async function tab(page, name) {
+  await page.click(`#tab-${name}`);
+  await idle(page);
+}
+async function waitText(page, sel, re) {
+  await page.waitForFunction(([s, r]) => {
+    const el = document.querySelector(s);
+    return el && new RegExp(r).test(el.innerText);
+  }, [sel, re.source], { timeout: 60000 });
+}
+
+const demo = EXPECT.demo;
+
+await check('demo: overview', async (page) => {
+  const t0 = Date.now();
+  await open(page, 'demo');
+  await waitText(page, '#overview td[data-key="version"]', new RegExp(`^${demo.version}$`));
+  budgets.load_to_overview_ms = Date.now() - t0;
+  budgets.load_to_overview_in_page_ms = await page.evaluate(() => Math.round(performance.now()));
+  assert.equal(await text(page, '#overview td[data-key="files"]'), String(demo.files));
+  assert.equal(await text(page, '#overview td[data-key="rows"]'), String(demo.rows_latest));
+  assert.equal(await text(page, '#overview td[data-key="partition columns"]'), 'event_date');
+  assert.match(await text(page, '#properties'), /delta\.enableChangeDataFeed\s+true/);
+  assert.match(await text(page, '#overview td[data-key="commit time"]'), /^\d{4}-\d\d-\d\d/);
+  await page.screenshot({ path: `${ART}/demo-overview.png`, fullPage: true });
+});
+
+await check('demo: schema', async (page) => {
+  await open(page, 'demo', '&tab=schema');
+  await idle(page);
+  await page.waitForSelector('#schema tbody tr');
+  const names = await page.locator('#schema tbody tr[data-path] .field').allInnerTexts();
+  assert.deepEqual(names, demo.columns);
+  const part = await page.locator('#schema tr[data-path="event_date"]').innerText();
+  assert.match(part, /partition/);
+  assert.match(await page.locator('#schema tr[data-path="price"]').innerText(), /decimal\(5,2\)\s+Decimal128\(5, 2\)/);
+  // schema change since version 4: the referrer column
+  await page.fill('#schema-compare', '4');
+  await page.press('#schema-compare', 'Enter');
+  await waitText(page, '#schema-changes', /referrer\s+added/);
+  await page.screenshot({ path: `${ART}/demo-schema.png`, fullPage: true });
+});
+
+await check('demo: history and time travel by click', async (page) => {
+  await open(page, 'demo', '&tab=history');
+  await page.waitForSelector('#history-table tbody tr');
+  await idle(page);
+  const ops = await page.locator('#history-table tbody td.op').allInnerTexts();
+  assert.deepEqual(ops, demo.operations);
+  assert.equal(await page.locator('#chart-files rect').count(), demo.operations.length);
+  await page.screenshot({ path: `${ART}/demo-history.png`, fullPage: true });
+  // click version 1: time travel
+  await page.locator('#history-table button.version', { hasText: /^1$/ }).click();
+  await waitText(page, '#overview td[data-key="version"]', /^1$/);
+  assert.equal(await text(page, '#overview td[data-key="rows"]'), String(demo.rows_v1));
+  assert.match(page.url(), /version=1/);
+});
+
+await check('demo: data, time travel, filter, first 100 rows', async (page) => {
+  await open(page, 'demo', '&tab=data');
+  await waitText(page, '#data-summary', /^100 rows/);
+  const s = await text(page, '#data-summary');
+  const m = s.match(/(\d+) requests, (\d+) bytes/);
+  budgets.first_100_rows = { requests: Number(m[1]), bytes: Number(m[2]) };
+  assert.equal(await page.locator('#data-grid tbody tr').count(), 100);
+  const headers = await page.locator('#data-grid thead th').allInnerTexts();
+  assert.deepEqual(headers, demo.columns);
+  await page.screenshot({ path: `${ART}/demo-data.png`, fullPage: true });
+  // all rows, then at version 1 (the slider), then filtered
+  await page.fill('#limit', '10000');
+  await page.dispatchEvent('#limit', 'change');
+  await page.click('#run');
+  await waitText(page, '#data-summary', new RegExp(`^${demo.rows_latest} rows`));
+  await page.locator('#version-slider').evaluate((el) => { el.value = '1'; el.dispatchEvent(new Event('change', { bubbles: true })); });
+  await waitText(page, '#version', /^1$/);
+  await waitText(page, '#data-summary', new RegExp(`^${demo.rows_v1} rows`));
+  await page.click('button:has-text("Latest")');
+  await waitText(page, '#version', new RegExp(`^${demo.version}$`));
+  await page.fill('#filter', "event_date = '2019-10-01'");
+  await page.click('#run');
+  await waitText(page, '#data-summary', new RegExp(`^${demo.filtered_rows} rows`));
+  const dates = new Set(await page.locator('#data-grid tbody tr td:nth-child(10)').allInnerTexts());
+  assert.deepEqual([...dates], ['2019-10-01']);
+  // TIMESTAMP AS OF a date before the table existed: a readable error
+  await page.fill('#timestamp', '2001-01-01');
+  await page.press('#timestamp', 'Enter');
+  await page.waitForSelector('#error');
+  assert.match(await text(page, '#error'), /before|earliest|range/i);
+});
+
+await check('demo: change data feed', async (page) => {
+  await open(page, 'demo', '&tab=changes');
+  await idle(page);
+  await page.fill('#changes-from', '1');
+  await page.fill('#changes-to', String(demo.version));
+  await page.click('#changes-run');
+  await page.waitForSelector('#changes-grid');
+  await idle(page);
+  for (const [type, n] of Object.entries(demo.cdf_1_latest)) {
+    assert.equal(await text(page, `#changes-counts span[data-type="${type}"]`), String(n), type);
+  }
+  // update pre-/post-images are paired: each preimage row is followed by its postimage
+  const types = await page.locator('#changes-grid tbody tr').evaluateAll((rows) => rows.map((r) => r.className));
+  for (let i = 0; i < types.length; i++) {
+    if (types[i] === 'update_preimage') assert.equal(types[i + 1], 'update_postimage', `row ${i}`);
+  }
+  assert.ok(await page.locator('#chart-changes rect').count() >= 1);
+  await page.screenshot({ path: `${ART}/demo-changes.png`, fullPage: true });
+});
+
+await check('demo: diff', async (page) => {
+  await open(page, 'demo', '&tab=diff');
+  await idle(page);
+  await page.fill('#diff-a', '0');
+  await page.fill('#diff-b', String(demo.version));
+  await page.click('#diff-run');
+  await page.waitForSelector('#diff-added');
+  await idle(page);
+  assert.match(await text(page, '#diff-schema'), /referrer\s+added/);
+  assert.ok(await page.locator('#diff-added tr').count() >= 1);
+  await page.screenshot({ path: `${ART}/demo-diff.png`, fullPage: true });
+});
+
+await check('demo: files and $partitions', async (page) => {
+  await open(page, 'demo', '&tab=files');
+  await page.waitForSelector('#partitions tbody tr');
+  assert.equal(await page.locator('#partitions tbody tr').count(), demo.partitions);
+  assert.equal(await page.locator('#file-list tbody tr').count(), demo.files);
+  await page.screenshot({ path: `${ART}/demo-files.png`, fullPage: true });
+});
+
+for (const c of EXPECT.conformance) {
+  await check(`conformance ${c.name}`, async (page) => {
+    await open(page, c.name, '&tab=data');
+    await waitText(page, '#version', new RegExp(`^${c.version}$`));
+    await waitText(page, '#data-summary', new RegExp(`^${c.rows} rows`));
+    if (c.cdf) {
+      await tab(page, 'changes');
+      await page.fill('#changes-from', String(c.cdf.from));
+      await page.fill('#changes-to', String(c.cdf.to));
+      await page.click('#changes-run');
+      await page.waitForSelector('#changes-grid');
+      await idle(page);
+      for (const [type, n] of Object.entries(c.cdf.totals)) {
+        assert.equal(await text(page, `#changes-counts span[data-type="${type}"]`), String(n), type);
+      }
+    }
+    await page.screenshot({ path: `${ART}/${c.name}.png`, fullPage: true });
+  });
+}
+
+await check('a bad URL shows a readable error', async (page) => {
+  await page.goto(`${BASE}/`);
+  await page.fill('#table-url', `${BASE}/tables/no-such-table`);
+  await page.click('#open');
+  await page.waitForSelector('#error', { timeout: 60000 });
+  const e = await text(page, '#error');
+  assert.match(e, /no Delta table found/);
+  assert.match(e, /table root/);
+  await page.fill('#table-url', 'ftp://example.com/t');
+  await page.click('#open');
+  await waitText(page, '#error', /cannot open ftp/);
+  await page.screenshot({ path: `${ART}/error.png`, fullPage: true });
+});
+
+await check('HTML in column names and values renders as text', async (page, dialogs) => {
+  await open(page, 'xss', '&tab=data');
+  await waitText(page, '#data-summary', /^2 rows/);
+  const headers = await page.locator('#data-grid thead th').allInnerTexts();
+  assert.deepEqual(headers, ['<img src=x onerror=alert(1)>', 'name']);
+  const cells = await page.locator('#data-grid tbody td').allInnerTexts();
+  assert.ok(cells.includes("<script>alert('xss')</script>"), cells.join('|'));
+  assert.equal(await page.locator('#data-grid img, #data-grid script, #data-grid b').count(), 0);
+  await tab(page, 'schema');
+  assert.equal(await page.locator('main img').count(), 0);
+  assert.deepEqual(dialogs, []);
+  await page.screenshot({ path: `${ART}/xss.png`, fullPage: true });
+});
+
+await check('credentials never reach the page URL', async (page) => {
+  await page.goto(`${BASE}/`);
+  await page.click('details.options summary');
+  await page.fill('#s3-key', 'AKIAEXAMPLEKEY');
+  await page.fill('#s3-secret', 'super-secret-value');
+  await page.fill('#table-url', tableUrl('demo'));
+  await page.click('#open');
+  await waitText(page, '#overview td[data-key="version"]', new RegExp(`^${demo.version}$`));
+  assert.ok(!page.url().includes('super-secret'), page.url());
+  const stored = await page.evaluate(() => JSON.stringify(localStorage));
+  assert.ok(!stored.includes('super-secret'), 'stored without "remember"');
+});
+
+await browser.close();
+console.log(`explorer e2e: ${passed} passed, ${failures.length} failed`);
+console.log(`budgets: ${JSON.stringify(budgets)}`);
+fs.writeFileSync(`${ART}/budgets.json`, JSON.stringify(budgets, null, 1));
+process.exit(failures.length ? 1 : 0);

@@ -1,0 +1,48 @@
+//! The one place where core and storage errors become text for the user: what happened
+//! and what to do about it.
+
+use deltalens_core::Error;
+use deltalens_storage::StorageError;
+
+/// A message for the user: what happened, then what to try.
+pub fn explain(e: &Error) -> String {
+    let what = e.to_string();
+    let hint = match e {
+        Error::Storage(StorageError::Backend { message, .. })
+            if message.contains("CORS") || message.contains("Failed to fetch") =>
+        {
+            "The browser could not read the table. If the URL is right, the storage must allow \
+             this page's origin (CORS): allow GET and HEAD, the Range header (plus \
+             Authorization and x-amz-* for S3 keys), and expose Content-Range, Content-Length \
+             and ETag."
+        }
+        Error::Storage(StorageError::PermissionDenied { .. }) => {
+            "Access was refused: check the credentials under 'Storage options' and that they \
+             allow reading (and listing) the table's prefix."
+        }
+        Error::Storage(StorageError::NotFound { .. }) | Error::NotATable { .. } => {
+            "Check that the URL points at the table root (the folder holding _delta_log/)."
+        }
+        Error::UnsupportedFeature { .. } | Error::UnsupportedReaderVersion { .. } => {
+            "This table uses a Delta feature deltalens cannot read yet; other engines \
+             (Spark, delta-rs) may."
+        }
+        Error::VersionOutOfRange { .. } | Error::TimestampOutOfRange { .. } => {
+            "Pick a version or time inside the table's history."
+        }
+        Error::CdfNotEnabled { .. } => {
+            "The change data feed is off for part of this range: the Changes tab shows the \
+             row-level diff instead."
+        }
+        Error::InvalidArgument { .. } | Error::InvalidTimestamp { .. } => {
+            "Check the filter or the time: filters use SQL syntax (price > 10 AND brand = \
+             'x'); times are ISO-8601 (2024-01-31T12:00:00Z) or dates."
+        }
+        _ => "",
+    };
+    if hint.is_empty() {
+        what
+    } else {
+        format!("{what}\n{hint}")
+    }
+}

@@ -1,0 +1,17 @@
+//! The deltalens explorer: open a Delta table URL in a browser tab and see its overview,
+//! schema, history, data at any version, change feed, diffs and files. Everything runs
+//! in the tab: the core reads the table straight from storage with range requests.
+//!
+//! The app is thin: it parses input, calls the core (through `session`), and renders.
+//! Core errors become UI text in one place (`errors`).
+
+pub mod errors;
+pub mod rows;
+pub mod session;
+pub mod tabs;
+pub mod ui;
+
+/// Mount the app on the page's body.
+pub fn start() {
+    leptos::mount::mount_to_body(ui::App);
+}

@@ -1,0 +1,203 @@
+//! An opened table: its storage (browser `fetch`, counted and timed), the core `Table`,
+//! and what the page remembers — the URL state (`?table=…&version=…&tab=…`, never
+//! credentials), recently opened tables, and credentials only when the user asks.
+
+use std::sync::Arc;
+
+use deltalens_core::Table;
+use deltalens_fetch_storage::{BrowserOptions, FetchStorage};
+use deltalens_storage::{CachingStorage, CountingStorage, RequestStats};
+
+/// Session cache for footers and log files (immutable per version).
+const CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+pub type Counted = CountingStorage<CachingStorage<FetchStorage>>;
+
+/// One opened table.
+pub struct Session {
+    pub url: String,
+    pub table: Table,
+    pub counter: Arc<Counted>,
+}
+
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+impl Session {
+    /// Open `url` with the given storage options (nothing is fetched yet).
+    pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, String> {
+        let url = url.trim().trim_end_matches('/').to_string();
+        let fetch = FetchStorage::open(&url, opts).map_err(|e| e.to_string())?;
+        let counter = Arc::new(CountingStorage::with_clock(
+            CachingStorage::new(fetch, CACHE_BYTES),
+            now_ms,
+        ));
+        let table = Table::new(counter.clone(), &url);
+        Ok(Session {
+            url,
+            table,
+            counter,
+        })
+    }
+
+    pub fn stats(&self) -> RequestStats {
+        self.counter.stats()
+    }
+}
+
+fn local_storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+const RECENT_KEY: &str = "deltalens.recent";
+const CREDS_KEY: &str = "deltalens.credentials";
+
+/// Recently opened table URLs, newest first (never credentials).
+pub fn recent() -> Vec<String> {
+    local_storage()
+        .and_then(|s| s.get_item(RECENT_KEY).ok().flatten())
+        .and_then(|v| serde_json::from_str(&v).ok())
+        .unwrap_or_default()
+}
+
+pub fn remember_recent(url: &str) {
+    let mut r = recent();
+    r.retain(|u| u != url);
+    r.insert(0, url.to_string());
+    r.truncate(10);
+    if let (Some(s), Ok(v)) = (local_storage(), serde_json::to_string(&r)) {
+        let _ = s.set_item(RECENT_KEY, &v);
+    }
+}
+
+/// Storage options as the form holds them.
+#[derive(Clone, Default, PartialEq)]
+pub struct Form {
+    pub s3_endpoint: String,
+    pub s3_region: String,
+    pub s3_key: String,
+    pub s3_secret: String,
+    pub s3_token: String,
+    pub s3_virtual_hosted: bool,
+    pub azure_sas: String,
+    pub azure_endpoint: String,
+    pub azure_account: String,
+}
+
+fn some(s: &str) -> Option<String> {
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+impl Form {
+    pub fn options(&self) -> BrowserOptions {
+        BrowserOptions {
+            s3_endpoint: some(&self.s3_endpoint),
+            s3_region: some(&self.s3_region),
+            s3_access_key_id: some(&self.s3_key),
+            s3_secret_access_key: some(&self.s3_secret),
+            s3_session_token: some(&self.s3_token),
+            s3_virtual_hosted: self.s3_virtual_hosted,
+            azure_sas: some(&self.azure_sas),
+            azure_endpoint: some(&self.azure_endpoint),
+            azure_account: some(&self.azure_account),
+        }
+    }
+
+    fn fields(&self) -> [&String; 9] {
+        [
+            &self.s3_endpoint,
+            &self.s3_region,
+            &self.s3_key,
+            &self.s3_secret,
+            &self.s3_token,
+            &self.azure_sas,
+            &self.azure_endpoint,
+            &self.azure_account,
+            &self.azure_account,
+        ]
+    }
+
+    /// Only when the user ticked "remember on this device".
+    pub fn save(&self) {
+        let v: Vec<&String> = self.fields().into_iter().take(8).collect();
+        if let (Some(s), Ok(v)) = (
+            local_storage(),
+            serde_json::to_string(&(v, self.s3_virtual_hosted)),
+        ) {
+            let _ = s.set_item(CREDS_KEY, &v);
+        }
+    }
+
+    pub fn forget() {
+        if let Some(s) = local_storage() {
+            let _ = s.remove_item(CREDS_KEY);
+        }
+    }
+
+    pub fn load() -> Option<Form> {
+        let raw = local_storage()?.get_item(CREDS_KEY).ok().flatten()?;
+        let (v, vh): (Vec<String>, bool) = serde_json::from_str(&raw).ok()?;
+        let g = |i: usize| v.get(i).cloned().unwrap_or_default();
+        Some(Form {
+            s3_endpoint: g(0),
+            s3_region: g(1),
+            s3_key: g(2),
+            s3_secret: g(3),
+            s3_token: g(4),
+            s3_virtual_hosted: vh,
+            azure_sas: g(5),
+            azure_endpoint: g(6),
+            azure_account: g(7),
+        })
+    }
+}
+
+/// The view in the page URL: table, version and tab (never credentials).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UrlState {
+    pub table: Option<String>,
+    pub version: Option<u64>,
+    pub tab: Option<String>,
+}
+
+pub fn read_url() -> UrlState {
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    let Ok(p) = web_sys::UrlSearchParams::new_with_str(&search) else {
+        return UrlState::default();
+    };
+    UrlState {
+        table: p.get("table").filter(|t| !t.is_empty()),
+        version: p.get("version").and_then(|v| v.parse().ok()),
+        tab: p.get("tab"),
+    }
+}
+
+pub fn write_url(s: &UrlState) {
+    let Ok(p) = web_sys::UrlSearchParams::new() else {
+        return;
+    };
+    if let Some(t) = &s.table {
+        p.append("table", t);
+    }
+    if let Some(v) = s.version {
+        p.append("version", &v.to_string());
+    }
+    if let Some(t) = &s.tab {
+        p.append("tab", t);
+    }
+    let q: String = p.to_string().into();
+    if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+        let url = if q.is_empty() {
+            "?".to_string()
+        } else {
+            format!("?{q}")
+        };
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+    }
+}

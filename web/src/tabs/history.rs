@@ -1,0 +1,115 @@
+//! History: Trino's `$history` columns plus operation metrics, newest first, loaded
+//! progressively; a chart of files, bytes and rows written per version; clicking a
+//! version time-travels to it.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::errors::explain;
+use crate::tabs::bars;
+use crate::ui::{Tab, fmt_ts, use_ctx};
+
+const PAGE: usize = 50;
+
+fn metric(e: &deltalens_core::HistoryEntry, keys: &[&str]) -> f64 {
+    let Some(m) = e.operation_metrics.as_ref() else {
+        return 0.0;
+    };
+    keys.iter()
+        .filter_map(|k| m.get(*k))
+        .filter_map(|v| match v {
+            Value::String(s) => s.parse::<f64>().ok(),
+            Value::Number(n) => n.as_f64(),
+            _ => None,
+        })
+        .sum()
+}
+
+fn compact(v: &Option<Value>) -> String {
+    match v {
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{k}={}",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    }
+}
+
+#[component]
+pub fn HistoryTab() -> impl IntoView {
+    let ctx = use_ctx();
+    let load = move |n: usize| {
+        let Some(s) = ctx.session.get_untracked() else {
+            return;
+        };
+        ctx.run(format!("reading the newest {n} commits"), async move {
+            let h = s.table.history(Some(n)).await.map_err(|e| explain(&e))?;
+            ctx.history.set(h);
+            Ok(())
+        });
+    };
+    // load once per known latest version, when nothing else runs (live follow moves it)
+    let loaded_for = RwSignal::new(None::<Option<u64>>);
+    Effect::new(move || {
+        let latest = ctx.latest.get();
+        if ctx.busy.get().is_none()
+            && ctx.session.get().is_some()
+            && loaded_for.get_untracked() != Some(latest)
+        {
+            loaded_for.set(Some(latest));
+            load(ctx.history.get_untracked().len().max(PAGE));
+        }
+    });
+    view! {
+        <section id="history">
+            {move || {
+                let h = ctx.history.get();
+                let mut chron: Vec<_> = h.iter().collect();
+                chron.reverse();
+                let files: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numFiles", "numAddedFiles", "numTargetFilesAdded"]))).collect();
+                let bytes: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputBytes", "numAddedBytes"]))).collect();
+                let rows: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputRows", "numTargetRowsInserted", "numTargetRowsUpdated", "numUpdatedRows", "numDeletedRows", "numTargetRowsDeleted"]))).collect();
+                view! {
+                    <div class="charts">
+                        {bars("files written per version", files, "chart-files")}
+                        {bars("bytes written per version", bytes, "chart-bytes")}
+                        {bars("rows written or changed per version", rows, "chart-rows")}
+                    </div>
+                }
+            }}
+            <table class="list" id="history-table">
+                <thead><tr><th>"version"</th><th>"timestamp"</th><th>"operation"</th><th>"user_name"</th><th>"read_version"</th><th>"isolation_level"</th><th>"is_blind_append"</th><th>"operation_parameters"</th><th>"operation_metrics"</th></tr></thead>
+                <tbody>
+                {move || ctx.history.get().into_iter().map(|e| {
+                    let v = e.version;
+                    view! {
+                        <tr>
+                            <td><button class="link version" on:click=move |_| { ctx.tab.set(Tab::Overview); ctx.load(Some(v)); }>{v}</button></td>
+                            <td>{fmt_ts(e.in_commit_timestamp.or(e.timestamp))}</td>
+                            <td class="op">{e.operation.clone().unwrap_or_default()}</td>
+                            <td>{e.user_name.clone().unwrap_or_default()}</td>
+                            <td>{e.read_version.map(|r| r.to_string()).unwrap_or_default()}</td>
+                            <td>{e.isolation_level.clone().unwrap_or_default()}</td>
+                            <td>{e.is_blind_append.map(|b| b.to_string()).unwrap_or_default()}</td>
+                            <td class="meta">{compact(&e.operation_parameters)}</td>
+                            <td class="meta">{compact(&e.operation_metrics)}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+                </tbody>
+            </table>
+            {move || {
+                let n = ctx.history.get().len();
+                let more = n > 0 && ctx.history.get().last().is_some_and(|e| e.version > 0) && n % PAGE == 0;
+                more.then(|| view! { <button id="history-more" on:click=move |_| load(n + PAGE)>"Load older commits"</button> })
+            }}
+        </section>
+    }
+}

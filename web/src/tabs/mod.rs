@@ -1,0 +1,62 @@
+//! One module per tab, plus the pieces they share: the row grid and a bar chart.
+
+pub mod changes;
+pub mod data;
+pub mod diff;
+pub mod files;
+pub mod history;
+pub mod overview;
+pub mod schema;
+
+use leptos::prelude::*;
+
+use crate::rows::Grid;
+
+/// Rows as an HTML table; every value is text. `class_of` colours a row.
+pub fn grid_view(g: Grid, id: &'static str, class_of: Option<usize>) -> impl IntoView {
+    let head = g
+        .columns
+        .iter()
+        .map(|c| view! { <th>{c.clone()}</th> })
+        .collect_view();
+    let body = g
+        .rows
+        .into_iter()
+        .map(|r| {
+            let class = class_of.and_then(|i| r.get(i).cloned()).unwrap_or_default();
+            let cells = r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view();
+            view! { <tr class=class>{cells}</tr> }
+        })
+        .collect_view();
+    view! {
+        <div class="grid"><table id=id><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
+    }
+}
+
+/// A bar chart of `(label, value)` pairs as SVG.
+pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -> impl IntoView {
+    let max = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0);
+    let n = points.len().max(1);
+    let w = 600.0;
+    let h = 120.0;
+    let bw = (w / n as f64).max(1.0);
+    let rects = points
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, v))| {
+            let bh = v / max * (h - 10.0);
+            view! {
+                <rect x=format!("{:.1}", i as f64 * bw) y=format!("{:.1}", h - bh)
+                    width=format!("{:.1}", (bw - 1.0).max(0.5)) height=format!("{bh:.1}")>
+                    <title>{format!("{label}: {v}")}</title>
+                </rect>
+            }
+        })
+        .collect_view();
+    view! {
+        <figure class="chart" id=id>
+            <figcaption>{title}</figcaption>
+            <svg viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none">{rects}</svg>
+        </figure>
+    }
+}

@@ -1,0 +1,431 @@
+//! The page: the open form, the version bar (time travel), the tabs, the status line with
+//! progress and cancel, and the error box. Shared state lives in [`Ctx`].
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use deltalens_core::time_travel::parse_timestamp;
+use deltalens_core::{HistoryEntry, Snapshot, VersionSpec};
+use futures::future::{AbortHandle, Abortable};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::errors::explain;
+use crate::session::{self, Form, Session, UrlState};
+use crate::tabs;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Overview,
+    Schema,
+    History,
+    Data,
+    Changes,
+    Diff,
+    Files,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 7] = [
+        Tab::Overview,
+        Tab::Schema,
+        Tab::History,
+        Tab::Data,
+        Tab::Changes,
+        Tab::Diff,
+        Tab::Files,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tab::Overview => "overview",
+            Tab::Schema => "schema",
+            Tab::History => "history",
+            Tab::Data => "data",
+            Tab::Changes => "changes",
+            Tab::Diff => "diff",
+            Tab::Files => "files",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Tab> {
+        Tab::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// State shared by every part of the page.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub session: RwSignal<Option<Arc<Session>>, LocalStorage>,
+    pub snapshot: RwSignal<Option<Arc<Snapshot>>, LocalStorage>,
+    /// The newest version known.
+    pub latest: RwSignal<Option<u64>>,
+    /// The version being looked at (`None`: follow the latest).
+    pub version: RwSignal<Option<u64>>,
+    pub tab: RwSignal<Tab>,
+    /// What is running (for the status line), if anything.
+    pub busy: RwSignal<Option<String>>,
+    /// Requests, bytes and round trips since the table was opened.
+    pub io: RwSignal<(u64, u64)>,
+    pub error: RwSignal<Option<String>>,
+    /// History entries loaded so far, newest first.
+    pub history: RwSignal<Vec<HistoryEntry>>,
+    cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
+}
+
+impl Ctx {
+    fn new() -> Ctx {
+        Ctx {
+            session: RwSignal::new_local(None),
+            snapshot: RwSignal::new_local(None),
+            latest: RwSignal::new(None),
+            version: RwSignal::new(None),
+            tab: RwSignal::new(Tab::Overview),
+            busy: RwSignal::new(None),
+            io: RwSignal::new((0, 0)),
+            error: RwSignal::new(None),
+            history: RwSignal::new(Vec::new()),
+            cancel: StoredValue::new_local(None),
+        }
+    }
+
+    pub fn refresh_io(self) {
+        if let Some(s) = self.session.get_untracked() {
+            let st = s.stats();
+            self.io.set((st.requests, st.bytes));
+        }
+    }
+
+    /// Run a long operation: shows progress, can be cancelled (the future is dropped,
+    /// which aborts its requests), and reports its error.
+    pub fn run(
+        self,
+        label: impl Into<String>,
+        fut: impl Future<Output = Result<(), String>> + 'static,
+    ) {
+        self.cancel();
+        let (handle, reg) = AbortHandle::new_pair();
+        self.cancel.set_value(Some(handle));
+        self.busy.set(Some(label.into()));
+        self.error.set(None);
+        spawn_local(async move {
+            match Abortable::new(fut, reg).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => self.error.set(Some(e)),
+                Err(_) => self.error.set(Some("Cancelled.".into())),
+            }
+            self.busy.set(None);
+            self.refresh_io();
+        });
+    }
+
+    pub fn cancel(self) {
+        if let Some(h) = self.cancel.get_value() {
+            h.abort();
+        }
+        self.cancel.set_value(None);
+    }
+
+    pub fn write_url(self) {
+        session::write_url(&UrlState {
+            table: self.session.get_untracked().map(|s| s.url.clone()),
+            version: self.version.get_untracked(),
+            tab: Some(self.tab.get_untracked().name().to_string()),
+        });
+    }
+
+    /// Load the snapshot at `version` (latest when `None`).
+    pub fn load(self, version: Option<u64>) {
+        let Some(s) = self.session.get_untracked() else {
+            return;
+        };
+        self.version.set(version);
+        self.write_url();
+        let label = match version {
+            Some(v) => format!("reading version {v}"),
+            None => "reading the latest version".to_string(),
+        };
+        self.run(label, async move {
+            let spec = version.map_or(VersionSpec::Latest, VersionSpec::Version);
+            let snap = s.table.snapshot(spec).await.map_err(|e| explain(&e))?;
+            if version.is_none() || self.latest.get_untracked().is_none_or(|l| snap.version > l) {
+                if version.is_none() {
+                    self.latest.set(Some(snap.version));
+                } else {
+                    // the latest is needed for the slider: a second, cheap open
+                    let latest = s
+                        .table
+                        .snapshot(VersionSpec::Latest)
+                        .await
+                        .map_err(|e| explain(&e))?;
+                    self.latest.set(Some(latest.version));
+                }
+            }
+            self.snapshot.set(Some(Arc::new(snap)));
+            Ok(())
+        });
+    }
+
+    /// Open a table URL and show it.
+    pub fn open(self, url: String, form: &Form, version: Option<u64>) {
+        match Session::open(&url, &form.options()) {
+            Ok(s) => {
+                session::remember_recent(&s.url);
+                self.session.set(Some(Arc::new(s)));
+                self.snapshot.set(None);
+                self.latest.set(None);
+                self.history.set(Vec::new());
+                self.load(version);
+            }
+            Err(e) => self.error.set(Some(e)),
+        }
+    }
+
+    /// Time travel to the version current at `ts` (TIMESTAMP AS OF).
+    pub fn travel_to(self, ts: String) {
+        let Some(s) = self.session.get_untracked() else {
+            return;
+        };
+        self.run(format!("finding the version at {ts}"), async move {
+            let ms = parse_timestamp(&ts).map_err(|e| explain(&e))?;
+            let v = s
+                .table
+                .version_at_timestamp(ms)
+                .await
+                .map_err(|e| explain(&e))?;
+            self.load(Some(v));
+            Ok(())
+        });
+    }
+}
+
+pub fn use_ctx() -> Ctx {
+    use_context::<Ctx>().unwrap_or_else(Ctx::new)
+}
+
+pub fn fmt_bytes(n: i64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v.abs() >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+pub fn fmt_ts(ms: Option<i64>) -> String {
+    ms.map(deltalens_core::time_travel::format_timestamp)
+        .unwrap_or_default()
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let ctx = Ctx::new();
+    provide_context(ctx);
+    let start = session::read_url();
+    if let Some(t) = start.tab.as_deref().and_then(Tab::parse) {
+        ctx.tab.set(t);
+    }
+    let form = RwSignal::new(Form::load().unwrap_or_default());
+    let remember = RwSignal::new(Form::load().is_some());
+    let url = RwSignal::new(start.table.clone().unwrap_or_default());
+    if let Some(t) = start.table.clone() {
+        ctx.open(t, &form.get_untracked(), start.version);
+    }
+    // progress: requests and bytes while anything runs
+    let _ = set_interval_with_handle(
+        move || {
+            if ctx.busy.get_untracked().is_some() {
+                ctx.refresh_io();
+            }
+        },
+        Duration::from_millis(200),
+    );
+    let open = move || {
+        let f = form.get_untracked();
+        if remember.get_untracked() {
+            f.save();
+        } else {
+            Form::forget();
+        }
+        ctx.open(url.get_untracked(), &f, None);
+    };
+    view! {
+        <header>
+            <h1>"deltalens"</h1>
+            <form class="open" on:submit=move |ev| { ev.prevent_default(); open(); }>
+                <input id="table-url" type="text" placeholder="s3://bucket/table, abfss://container@account.dfs.core.windows.net/table, gs://…, https://…"
+                    prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
+                <button id="open" type="submit">"Open"</button>
+                <StorageOptions form remember />
+                <Recent url />
+            </form>
+        </header>
+        <Status />
+        <Show when=move || ctx.session.get().is_some()>
+            <VersionBar />
+            <nav class="tabs">
+                {Tab::ALL.into_iter().map(|t| view! {
+                    <button class="tab" id=format!("tab-{}", t.name())
+                        class:active=move || ctx.tab.get() == t
+                        on:click=move |_| { ctx.tab.set(t); ctx.write_url(); }>
+                        {t.name()}
+                    </button>
+                }).collect_view()}
+            </nav>
+            <main>
+                {move || match ctx.tab.get() {
+                    Tab::Overview => tabs::overview::Overview().into_any(),
+                    Tab::Schema => tabs::schema::SchemaTab().into_any(),
+                    Tab::History => tabs::history::HistoryTab().into_any(),
+                    Tab::Data => tabs::data::DataTab().into_any(),
+                    Tab::Changes => tabs::changes::ChangesTab().into_any(),
+                    Tab::Diff => tabs::diff::DiffTab().into_any(),
+                    Tab::Files => tabs::files::FilesTab().into_any(),
+                }}
+            </main>
+        </Show>
+    }
+}
+
+#[component]
+fn StorageOptions(form: RwSignal<Form>, remember: RwSignal<bool>) -> impl IntoView {
+    let field = move |label: &'static str,
+                      id: &'static str,
+                      secret: bool,
+                      get: fn(&Form) -> String,
+                      set: fn(&mut Form, String)| {
+        view! {
+            <label>{label}
+                <input id=id type=if secret { "password" } else { "text" } autocomplete="off"
+                    prop:value=move || get(&form.get())
+                    on:input=move |ev| form.update(|f| set(f, event_target_value(&ev))) />
+            </label>
+        }
+    };
+    view! {
+        <details class="options">
+            <summary>"Storage options"</summary>
+            <fieldset><legend>"S3 / S3-compatible"</legend>
+                {field("endpoint", "s3-endpoint", false, |f| f.s3_endpoint.clone(), |f, v| f.s3_endpoint = v)}
+                {field("region", "s3-region", false, |f| f.s3_region.clone(), |f, v| f.s3_region = v)}
+                {field("access key id", "s3-key", false, |f| f.s3_key.clone(), |f, v| f.s3_key = v)}
+                {field("secret access key", "s3-secret", true, |f| f.s3_secret.clone(), |f, v| f.s3_secret = v)}
+                {field("session token", "s3-token", true, |f| f.s3_token.clone(), |f, v| f.s3_token = v)}
+                <label><input type="checkbox" prop:checked=move || form.get().s3_virtual_hosted
+                    on:change=move |ev| form.update(|f| f.s3_virtual_hosted = event_target_checked(&ev)) />"virtual-hosted style"</label>
+            </fieldset>
+            <fieldset><legend>"Azure"</legend>
+                {field("SAS token", "azure-sas", true, |f| f.azure_sas.clone(), |f, v| f.azure_sas = v)}
+                {field("account (for az://)", "azure-account", false, |f| f.azure_account.clone(), |f, v| f.azure_account = v)}
+                {field("blob endpoint", "azure-endpoint", false, |f| f.azure_endpoint.clone(), |f, v| f.azure_endpoint = v)}
+            </fieldset>
+            <label><input type="checkbox" prop:checked=move || remember.get()
+                on:change=move |ev| remember.set(event_target_checked(&ev)) />
+                "remember on this device (otherwise credentials stay in this tab's memory only)"</label>
+        </details>
+    }
+}
+
+#[component]
+fn Recent(url: RwSignal<String>) -> impl IntoView {
+    let ctx = use_ctx();
+    let recent = move || {
+        ctx.session.get(); // re-read after each open
+        session::recent()
+    };
+    view! {
+        <div class="recent">
+            {move || recent().into_iter().map(|r| {
+                let r2 = r.clone();
+                view! { <button type="button" class="link" on:click=move |_| url.set(r2.clone())>{r}</button> }
+            }).collect_view()}
+        </div>
+    }
+}
+
+#[component]
+fn Status() -> impl IntoView {
+    let ctx = use_ctx();
+    view! {
+        <div class="status" id="status">
+            {move || ctx.busy.get().map(|b| view! {
+                <span class="busy">{b}"… "</span>
+                <button id="cancel" on:click=move |_| ctx.cancel()>"Cancel"</button>
+            })}
+            <span id="io">{move || { let (r, b) = ctx.io.get(); format!("{r} requests, {} read", fmt_bytes(b as i64)) }}</span>
+        </div>
+        {move || ctx.error.get().map(|e| view! { <pre class="error" id="error">{e}</pre> })}
+    }
+}
+
+#[component]
+fn VersionBar() -> impl IntoView {
+    let ctx = use_ctx();
+    let ts = RwSignal::new(String::new());
+    let follow = RwSignal::new(false);
+    let every = RwSignal::new(10u32);
+    // Live: poll for new commits (Flink's updateCheckIntervalMillis)
+    let _ = set_interval_with_handle(
+        move || {
+            thread_local! { static TICKS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) }; }
+            let n = TICKS.with(|t| {
+                t.set(t.get() + 1);
+                t.get()
+            });
+            if !follow.get_untracked()
+                || n % every.get_untracked().max(1) != 0
+                || ctx.busy.get_untracked().is_some()
+            {
+                return;
+            }
+            let Some(s) = ctx.session.get_untracked() else {
+                return;
+            };
+            spawn_local(async move {
+                if let Ok(snap) = s.table.snapshot(VersionSpec::Latest).await
+                    && ctx.latest.get_untracked().is_some_and(|l| snap.version > l)
+                {
+                    ctx.latest.set(Some(snap.version)); // the History tab reloads for it
+                    if ctx.version.get_untracked().is_none() {
+                        ctx.snapshot.set(Some(Arc::new(snap)));
+                    }
+                }
+            });
+        },
+        Duration::from_secs(1),
+    );
+    view! {
+        <div class="versionbar">
+            <span id="table-name">{move || ctx.session.get().map(|s| s.url.clone())}</span>
+            <label>"version "
+                <input id="version-slider" type="range" min="0"
+                    prop:max=move || ctx.latest.get().unwrap_or(0).to_string()
+                    prop:value=move || ctx.snapshot.get().map(|s| s.version).unwrap_or(0).to_string()
+                    on:change=move |ev| {
+                        let v: Option<u64> = event_target_value(&ev).parse().ok();
+                        let latest = ctx.latest.get_untracked();
+                        ctx.load(if v == latest { None } else { v });
+                    } />
+                <b id="version">{move || ctx.snapshot.get().map(|s| s.version.to_string()).unwrap_or_default()}</b>
+                " of " {move || ctx.latest.get().map(|v| v.to_string()).unwrap_or_default()}
+            </label>
+            <form class="inline" on:submit=move |ev| { ev.prevent_default(); ctx.travel_to(ts.get_untracked()); }>
+                <input id="timestamp" type="text" placeholder="TIMESTAMP AS OF (2024-01-31 or ISO-8601)"
+                    prop:value=move || ts.get() on:input=move |ev| ts.set(event_target_value(&ev)) />
+                <button type="submit">"Go"</button>
+            </form>
+            <button on:click=move |_| ctx.load(None)>"Latest"</button>
+            <label title="poll for new commits"><input id="follow" type="checkbox" prop:checked=move || follow.get()
+                on:change=move |ev| follow.set(event_target_checked(&ev)) />"follow every "
+                <input class="num" type="number" min="1" prop:value=move || every.get().to_string()
+                    on:change=move |ev| every.set(event_target_value(&ev).parse().unwrap_or(10)) />" s"</label>
+        </div>
+    }
+}
