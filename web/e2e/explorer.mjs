@@ -98,6 +98,8 @@ await check('demo: history and time travel by click', async (page) => {
   const ops = await page.locator('#history-table tbody td.op').allInnerTexts();
   assert.deepEqual(ops, demo.operations);
   assert.equal(await page.locator('#chart-files rect').count(), demo.operations.length);
+  const heights = await page.locator('#chart-rows rect').evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('height'))));
+  assert.ok(heights.filter((h) => h > 0).length >= demo.operations.length - 1, `row bars ${heights}`);
   await page.screenshot({ path: `${ART}/demo-history.png`, fullPage: true });
   // click version 1: time travel
   await page.locator('#history-table button.version', { hasText: /^1$/ }).click();

@@ -2,6 +2,7 @@
 //! progress and cancel, and the error box. Shared state lives in [`Ctx`].
 
 use std::future::Future;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,7 +58,7 @@ impl Tab {
 /// State shared by every part of the page.
 #[derive(Clone, Copy)]
 pub struct Ctx {
-    pub session: RwSignal<Option<Arc<Session>>, LocalStorage>,
+    pub session: RwSignal<Option<Rc<Session>>, LocalStorage>,
     pub snapshot: RwSignal<Option<Arc<Snapshot>>, LocalStorage>,
     /// The newest version known.
     pub latest: RwSignal<Option<u64>>,
@@ -172,7 +173,7 @@ impl Ctx {
         match Session::open(&url, &form.options()) {
             Ok(s) => {
                 session::remember_recent(&s.url);
-                self.session.set(Some(Arc::new(s)));
+                self.session.set(Some(Rc::new(s)));
                 self.snapshot.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());
@@ -380,7 +381,7 @@ fn VersionBar() -> impl IntoView {
                 t.get()
             });
             if !follow.get_untracked()
-                || n % every.get_untracked().max(1) != 0
+                || !n.is_multiple_of(every.get_untracked().max(1))
                 || ctx.busy.get_untracked().is_some()
             {
                 return;

@@ -10,7 +10,6 @@ use arrow_schema::{DataType, Field, Schema};
 use deltalens_core::Error;
 use deltalens_storage::StorageError;
 use deltalens_web::{errors, rows, tabs};
-use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 

@@ -209,7 +209,8 @@ mod tests {
         out
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn relative_uuid_paths() {
         // the PROTOCOL.md example
         let d = desc("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(4), 40, 6);
@@ -225,7 +226,8 @@ mod tests {
         assert_eq!(relative_to_table("s3://other/x.bin", "s3://b/t"), None);
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn inline_and_file_vectors_with_checks() {
         let data = serialized(&[1, 3, 5_000_000_000]);
         let inline = desc("i", &z85::encode(&data), None, data.len() as i32, 3);

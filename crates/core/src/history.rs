@@ -90,7 +90,8 @@ mod tests {
     use deltalens_storage::MemoryStorage;
     use futures::executor::block_on;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn reads_only_the_newest_commits() {
         let mem = deltalens_storage::CountingStorage::new(MemoryStorage::new());
         // (bypass counting while writing)

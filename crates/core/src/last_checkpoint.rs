@@ -133,7 +133,8 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
 mod tests {
     use super::*;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn hints_name_their_files() {
         let h = Hint::parse(br#"{"version":10,"size":3}"#).unwrap();
         assert_eq!(

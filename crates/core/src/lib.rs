@@ -33,3 +33,7 @@ pub use error::{Error, Result};
 pub use history::HistoryEntry;
 pub use snapshot::Snapshot;
 pub use table::{Table, VersionSpec};
+
+// unit tests also run in headless Chromium (scripts/browser-test)
+#[cfg(all(test, target_arch = "wasm32"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -140,7 +140,8 @@ mod tests {
         .map(|f| (f.version, f.kind))
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn recognises_log_file_names() {
         assert_eq!(
             kind("00000000000000000007.json"),
@@ -177,7 +178,8 @@ mod tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn ignores_stray_files() {
         for name in [
             "_last_checkpoint",

@@ -255,7 +255,8 @@ mod tests {
         format!("{v:020}.json")
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn latest_segment_uses_newest_checkpoint() {
         let names: Vec<String> = (0..=12)
             .map(c)
@@ -280,7 +281,8 @@ mod tests {
         assert_eq!(s.commits.len(), 4);
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn incomplete_multi_part_checkpoint_is_ignored() {
         let l = listing(&[
             &c(0),
@@ -298,7 +300,8 @@ mod tests {
         assert_eq!(s.commits.len(), 1);
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn missing_commit_is_named() {
         let l = listing(&[&c(0), &c(1), &c(3)]);
         let e = l.segment(None, "t").unwrap_err();
@@ -316,7 +319,8 @@ mod tests {
         l.segment(Some(1), "t").unwrap();
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn out_of_range_and_empty() {
         let l = listing(&[&c(5), &c(6), "00000000000000000005.checkpoint.parquet"]);
         assert_eq!(l.earliest_version(), Some(5));
@@ -339,7 +343,8 @@ mod tests {
         ));
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn v2_checkpoint_preferred_and_stray_files_ignored() {
         let l = listing(&[
             &c(0),

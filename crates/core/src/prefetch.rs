@@ -130,7 +130,8 @@ mod tests {
     use deltalens_storage::{CountingStorage, MemoryStorage};
     use futures::executor::block_on;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn serves_what_it_holds_and_forwards_the_rest() {
         let mem = MemoryStorage::new();
         mem.put("a", "0123456789", 0);

@@ -80,7 +80,8 @@ mod tests {
         }
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn accepts_supported_versions_and_features() {
         check_readable(&proto(1, None)).unwrap();
         check_readable(&proto(2, None)).unwrap();
@@ -89,7 +90,8 @@ mod tests {
         check_readable(&proto(3, Some(&[]))).unwrap();
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn refuses_unknown_features_and_versions() {
         let e =
             check_readable(&proto(3, Some(&["deletionVectors", "catalogManaged"]))).unwrap_err();

@@ -169,7 +169,8 @@ mod tests {
         p
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn newest_action_per_logical_file_wins() {
         let mut r = Replay::new();
         // v3: DV update of b: remove (b, none), add (b, dv1)
@@ -208,7 +209,8 @@ mod tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn re_added_file_after_remove_is_active() {
         let mut r = Replay::new();
         r.commit(acts(

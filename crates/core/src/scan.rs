@@ -615,7 +615,8 @@ impl<'a> Scan<'a> {
 mod tests {
     use super::*;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn data_paths_are_decoded() {
         assert_eq!(
             data_file_path("a%20b/c%252F.parquet", "t").unwrap(),

@@ -262,7 +262,8 @@ mod tests {
       {"name":"v","type":"variant","nullable":true,"metadata":{}}
     ]}"#;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn type_strings() {
         let s = TableSchema::parse(SCHEMA).unwrap();
         let t: Vec<_> = s
@@ -287,7 +288,8 @@ mod tests {
         assert_eq!(s.fields()[0].field_id(), Some(1));
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn arrow_conversion() {
         let s = TableSchema::parse(SCHEMA).unwrap().to_arrow().unwrap();
         let id = s.field(0);
@@ -311,7 +313,8 @@ mod tests {
         assert!(matches!(s.field(6).data_type(), ArrowType::Map(_, false)));
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn invalid_schemas_are_errors() {
         for bad in [
             "not json",

@@ -175,7 +175,8 @@ mod corrupt_input_tests {
         Table::new(Arc::new(mem), "memory://t")
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn reads_a_plain_log() {
         let s = block_on(open(log(4)).snapshot(VersionSpec::Latest)).unwrap();
         assert_eq!((s.version, s.num_files(), s.num_rows()), (3, 4, Some(6)));
@@ -183,7 +184,8 @@ mod corrupt_input_tests {
         assert_eq!((s.version, s.num_files()), (1, 2));
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn bad_json_line() {
         let mem = log(3);
         mem.put(&commit_path(1), "{\"add\":{\"path\":\"x\",\n", 1);
@@ -195,7 +197,8 @@ mod corrupt_input_tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn missing_version() {
         let mem = log(5);
         mem.remove(&commit_path(2));
@@ -220,7 +223,8 @@ mod corrupt_input_tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn missing_checkpoint_part_falls_back_to_commits() {
         let mem = log(3);
         mem.put(
@@ -236,7 +240,8 @@ mod corrupt_input_tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn corrupt_last_checkpoint_falls_back_to_listing() {
         for hint in ["{not json", "", r#"{"version":7}"#, r#"{"size":3}"#] {
             let mem = log(3);
@@ -246,7 +251,8 @@ mod corrupt_input_tests {
         }
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn corrupt_checkpoint_is_a_parquet_error() {
         let mem = log(3);
         mem.put(
@@ -263,7 +269,8 @@ mod corrupt_input_tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn unsupported_feature_and_version() {
         let mem = log(2);
         mem.put(
@@ -292,7 +299,8 @@ mod corrupt_input_tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn missing_protocol_or_metadata() {
         let mem = MemoryStorage::new();
         mem.put(&commit_path(0), add(0), 0);
@@ -301,7 +309,8 @@ mod corrupt_input_tests {
         assert!(e.to_string().contains("no protocol action"), "{e}");
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn empty_location_is_not_a_table() {
         let e = block_on(open(MemoryStorage::new()).snapshot(VersionSpec::Latest)).unwrap_err();
         assert!(matches!(e, Error::NotATable { .. }), "{e}");
@@ -309,7 +318,8 @@ mod corrupt_input_tests {
         assert!(matches!(e, Error::NotATable { .. }), "{e}");
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn invalid_schema_string() {
         let mem = log(1);
         mem.put(

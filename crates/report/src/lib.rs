@@ -118,14 +118,14 @@ fn children(t: &DataType) -> Vec<(String, DataType, bool, Option<&StructField>)>
     }
 }
 
+/// One node of the schema tree: name, type, nullability and (for struct fields) the field.
+type Node<'a> = (&'a str, &'a DataType, bool, Option<&'a StructField>);
+
 fn push_rows(
     out: &mut Vec<SchemaRow>,
     prefix: &str,
     depth: usize,
-    name: &str,
-    t: &DataType,
-    nullable: bool,
-    field: Option<&StructField>,
+    (name, t, nullable, field): Node<'_>,
     partition: &[String],
 ) {
     let path = if prefix.is_empty() {
@@ -159,8 +159,8 @@ fn push_rows(
         comment: field.and_then(|f| f.comment().map(str::to_string)),
         metadata,
     });
-    for (n, ct, cn, cf) in kids {
-        push_rows(out, &path, depth + 1, &n, &ct, cn, cf, partition);
+    for (n, ct, cn, cf) in &kids {
+        push_rows(out, &path, depth + 1, (n, ct, *cn, *cf), partition);
     }
 }
 
@@ -173,10 +173,7 @@ pub fn schema_rows(s: &Snapshot) -> Vec<SchemaRow> {
             &mut out,
             "",
             0,
-            &f.name,
-            &f.data_type,
-            f.nullable,
-            Some(f),
+            (&f.name, &f.data_type, f.nullable, Some(f)),
             partition,
         );
     }

@@ -157,7 +157,8 @@ mod tests {
     use crate::{CountingStorage, MemoryStorage};
     use futures::executor::block_on;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn repeated_reads_are_served_from_memory() {
         let mem = MemoryStorage::new();
         mem.put("_delta_log/00000000000000000000.json", "commit", 1);
@@ -188,7 +189,8 @@ mod tests {
         assert_eq!(c.inner.stats().requests, before);
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn memory_is_bounded() {
         let mem = MemoryStorage::new();
         for i in 0..10 {

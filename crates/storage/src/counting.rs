@@ -208,7 +208,8 @@ mod tests {
     use crate::MemoryStorage;
     use futures::executor::block_on;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn counts_requests_and_bytes() {
         let mem = MemoryStorage::new();
         mem.put("a", "hello world", 0);
@@ -239,7 +240,8 @@ mod tests {
         }
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn round_trips_follow_the_longest_chain() {
         assert_eq!(round_trips(&[]), 0);
         // three in parallel: one round trip

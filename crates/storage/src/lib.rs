@@ -174,7 +174,8 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
 mod tests {
     use super::*;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn byte_range_resolution() {
         assert_eq!(ByteRange::Bounded(2..5).resolve(10), Some(2..5));
         assert_eq!(ByteRange::Bounded(8..50).resolve(10), Some(8..10));
@@ -186,3 +187,7 @@ mod tests {
         assert_eq!(ByteRange::Bounded(0..10).to_string(), "bytes=0-9");
     }
 }
+
+// unit tests also run in headless Chromium (scripts/browser-test)
+#[cfg(all(test, target_arch = "wasm32"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -97,7 +97,8 @@ mod tests {
     use super::*;
     use futures::executor::block_on;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn list_is_sorted_prefixed_and_offset() {
         let s = MemoryStorage::new();
         s.put("_delta_log/00000000000000000001.json", "b", 2);
@@ -119,7 +120,8 @@ mod tests {
         assert_eq!(after[0].last_modified_ms, Some(2));
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn ranges_and_errors() {
         let s = MemoryStorage::new();
         s.put("f", "0123456789", 1);

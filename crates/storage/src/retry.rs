@@ -188,7 +188,8 @@ mod tests {
         )
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn retries_transient_errors_with_backoff() {
         let (flaky, waits) = store(3);
         let r = RetryStorage::new(flaky, RetryPolicy::default(), move |d| {
@@ -206,7 +207,8 @@ mod tests {
         );
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn gives_up_and_never_retries_answers() {
         let (flaky, waits) = store(10);
         let policy = RetryPolicy {

@@ -73,9 +73,9 @@ pub fn HistoryTab() -> impl IntoView {
                 let h = ctx.history.get();
                 let mut chron: Vec<_> = h.iter().collect();
                 chron.reverse();
-                let files: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numFiles", "numAddedFiles", "numTargetFilesAdded"]))).collect();
-                let bytes: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputBytes", "numAddedBytes"]))).collect();
-                let rows: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputRows", "numTargetRowsInserted", "numTargetRowsUpdated", "numUpdatedRows", "numDeletedRows", "numTargetRowsDeleted"]))).collect();
+                let files: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numFiles", "numAddedFiles", "numTargetFilesAdded", "num_added_files", "num_target_files_added"]))).collect();
+                let bytes: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputBytes", "numAddedBytes", "num_added_bytes"]))).collect();
+                let rows: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputRows", "numTargetRowsInserted", "numTargetRowsUpdated", "numUpdatedRows", "numDeletedRows", "numTargetRowsDeleted", "num_added_rows", "num_target_rows_inserted", "num_target_rows_updated", "num_updated_rows", "num_deleted_rows", "num_target_rows_deleted"]))).collect();
                 view! {
                     <div class="charts">
                         {bars("files written per version", files, "chart-files")}
@@ -107,7 +107,7 @@ pub fn HistoryTab() -> impl IntoView {
             </table>
             {move || {
                 let n = ctx.history.get().len();
-                let more = n > 0 && ctx.history.get().last().is_some_and(|e| e.version > 0) && n % PAGE == 0;
+                let more = n > 0 && ctx.history.get().last().is_some_and(|e| e.version > 0) && n.is_multiple_of(PAGE);
                 more.then(|| view! { <button id="history-more" on:click=move |_| load(n + PAGE)>"Load older commits"</button> })
             }}
         </section>
