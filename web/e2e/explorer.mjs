@@ -186,6 +186,16 @@ for (const c of EXPECT.conformance) {
     await open(page, c.name, '&tab=data');
     await waitText(page, '#version', new RegExp(`^${c.version}$`));
     await waitText(page, '#data-summary', new RegExp(`^${c.rows} rows`));
+    if (!c.cdf) {
+      // no change data feed: the Changes tab falls back to the row-level diff
+      await tab(page, 'changes');
+      await page.fill('#changes-from', '1');
+      await page.fill('#changes-to', String(c.version));
+      await page.click('#changes-run');
+      await page.waitForSelector('#changes-grid');
+      await idle(page);
+      assert.match(await text(page, '#changes-note'), /row-level diff/);
+    }
     if (c.cdf) {
       await tab(page, 'changes');
       await page.fill('#changes-from', String(c.cdf.from));
@@ -198,6 +208,31 @@ for (const c of EXPECT.conformance) {
       }
     }
     await page.screenshot({ path: `${ART}/${c.name}.png`, fullPage: true });
+  });
+}
+
+if (process.env.LIVE_TABLE_DIR) {
+  await check('live: following the table shows new commits without reload', async (page) => {
+    const { execFileSync } = await import('node:child_process');
+    await open(page, 'demo_live', '&tab=history');
+    await page.waitForSelector('#history-table tbody tr');
+    await idle(page);
+    const before = await page.locator('#history-table tbody tr').count();
+    await page.check('#follow');
+    await page.fill('.versionbar input.num', '1');
+    await page.dispatchEvent('.versionbar input.num', 'change');
+    // another writer commits (deltalake appends to this test's own copy of the table)
+    execFileSync('python3', ['-c', `
+import pyarrow as pa, sys
+from deltalake import DeltaTable, write_deltalake
+dt = DeltaTable(sys.argv[1])
+t = dt.to_pyarrow_dataset().head(3)
+write_deltalake(sys.argv[1], t, mode="append")
+`, process.env.LIVE_TABLE_DIR]);
+    await waitText(page, '.versionbar', new RegExp(` of ${demo.version + 1}`));
+    await page.waitForFunction((n) => document.querySelectorAll('#history-table tbody tr').length === n, before + 1, { timeout: 60000 });
+    assert.equal(await text(page, '#history-table tbody tr td.op'), 'WRITE');
+    await page.screenshot({ path: `${ART}/live.png`, fullPage: true });
   });
 }
 

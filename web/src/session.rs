@@ -6,18 +6,30 @@ use std::sync::Arc;
 
 use deltalens_core::Table;
 use deltalens_fetch_storage::{BrowserOptions, FetchStorage};
-use deltalens_storage::{CachingStorage, CountingStorage, RequestStats};
+use std::time::Duration;
+
+use deltalens_storage::{CachingStorage, CountingStorage, RequestStats, RetryPolicy, RetryStorage};
+use futures::future::LocalBoxFuture;
 
 /// Session cache for footers and log files (immutable per version).
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
 
-pub type Counted = CountingStorage<CachingStorage<FetchStorage>>;
+type Sleep = fn(Duration) -> LocalBoxFuture<'static, ()>;
+
+fn sleep(d: Duration) -> LocalBoxFuture<'static, ()> {
+    Box::pin(deltalens_fetch_storage::sleep(d))
+}
+
+/// Requests counted and timed; immutable bytes cached; 5xx and network errors retried with
+/// backoff; then the browser's fetch.
+pub type Counted = CountingStorage<CachingStorage<RetryStorage<Arc<FetchStorage>, Sleep>>>;
 
 /// One opened table.
 pub struct Session {
     pub url: String,
     pub table: Table,
     pub counter: Arc<Counted>,
+    pub fetch: Arc<FetchStorage>,
 }
 
 pub fn now_ms() -> f64 {
@@ -30,9 +42,10 @@ impl Session {
     /// Open `url` with the given storage options (nothing is fetched yet).
     pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, String> {
         let url = url.trim().trim_end_matches('/').to_string();
-        let fetch = FetchStorage::open(&url, opts).map_err(|e| e.to_string())?;
+        let fetch = Arc::new(FetchStorage::open(&url, opts).map_err(|e| e.to_string())?);
+        let retry = RetryStorage::new(Arc::clone(&fetch), RetryPolicy::default(), sleep as Sleep);
         let counter = Arc::new(CountingStorage::with_clock(
-            CachingStorage::new(fetch, CACHE_BYTES),
+            CachingStorage::new(retry, CACHE_BYTES),
             now_ms,
         ));
         let table = Table::new(counter.clone(), &url);
@@ -40,6 +53,7 @@ impl Session {
             url,
             table,
             counter,
+            fetch,
         })
     }
 

@@ -67,8 +67,9 @@ pub struct Ctx {
     pub tab: RwSignal<Tab>,
     /// What is running (for the status line), if anything.
     pub busy: RwSignal<Option<String>>,
-    /// Requests, bytes and round trips since the table was opened.
-    pub io: RwSignal<(u64, u64)>,
+    /// Requests and bytes since the table was opened, and reads a server answered with
+    /// the whole file (it ignores Range).
+    pub io: RwSignal<(u64, u64, u64)>,
     pub error: RwSignal<Option<String>>,
     /// History entries loaded so far, newest first.
     pub history: RwSignal<Vec<HistoryEntry>>,
@@ -84,7 +85,7 @@ impl Ctx {
             version: RwSignal::new(None),
             tab: RwSignal::new(Tab::Overview),
             busy: RwSignal::new(None),
-            io: RwSignal::new((0, 0)),
+            io: RwSignal::new((0, 0, 0)),
             error: RwSignal::new(None),
             history: RwSignal::new(Vec::new()),
             cancel: StoredValue::new_local(None),
@@ -94,7 +95,8 @@ impl Ctx {
     pub fn refresh_io(self) {
         if let Some(s) = self.session.get_untracked() {
             let st = s.stats();
-            self.io.set((st.requests, st.bytes));
+            self.io
+                .set((st.requests, st.bytes, s.fetch.ranges_ignored()));
         }
     }
 
@@ -360,7 +362,10 @@ fn Status() -> impl IntoView {
                 <span class="busy">{b}"… "</span>
                 <button id="cancel" on:click=move |_| ctx.cancel()>"Cancel"</button>
             })}
-            <span id="io">{move || { let (r, b) = ctx.io.get(); format!("{r} requests, {} read", fmt_bytes(b as i64)) }}</span>
+            <span id="io">{move || { let (r, b, _) = ctx.io.get(); format!("{r} requests, {} read", fmt_bytes(b as i64)) }}</span>
+            {move || { let (_, _, ignored) = ctx.io.get(); (ignored > 0).then(|| view! {
+                <span class="warning" id="range-ignored">{format!(" · the server ignores Range: {ignored} reads downloaded whole files (slower; correct)")}</span>
+            }) }}
         </div>
         {move || ctx.error.get().map(|e| view! { <pre class="error" id="error">{e}</pre> })}
     }
