@@ -114,10 +114,26 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   const s = await text(page, '#data-summary');
   const m = s.match(/(\d+) requests, (\d+) bytes/);
   budgets.first_100_rows = { requests: Number(m[1]), bytes: Number(m[2]) };
+  // everything since the page loaded: opening the table (no listing over HTTP) + the rows
+  budgets.page_load_to_100_rows = await text(page, '#io');
   assert.equal(await page.locator('#data-grid tbody tr').count(), 100);
   const headers = await page.locator('#data-grid thead th').allInnerTexts();
   assert.deepEqual(headers, demo.columns);
   await page.screenshot({ path: `${ART}/demo-data.png`, fullPage: true });
+  // scrolling to the bottom loads the next 100 rows
+  await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); });
+  await waitText(page, '#data-summary', /^200 rows/);
+  // downloads of the current result
+  for (const [label, check] of [
+    ['CSV', (buf) => assert.equal(buf.toString('utf8').trim().split('\n').length, 201)],
+    ['Parquet', (buf) => assert.equal(buf.subarray(0, 4).toString(), 'PAR1')],
+    ['Arrow', (buf) => assert.equal(buf.subarray(0, 6).toString(), 'ARROW1')],
+  ]) {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`.downloads button:has-text("${label}")`)]);
+    const chunks = [];
+    for await (const c of await dl.createReadStream()) chunks.push(c);
+    check(Buffer.concat(chunks));
+  }
   // all rows, then at version 1 (the slider), then filtered
   await page.fill('#limit', '10000');
   await page.dispatchEvent('#limit', 'change');
