@@ -554,8 +554,8 @@ async fn bench_once(t: &crate::Opened) -> Result<(f64, f64, u64, u64), String> {
     )
     .map_err(err)?;
     let mut rows = 0u64;
-    // four interleaved shares on this one thread, as the browser benchmark does
-    scan.execute_interleaved(t.table.storage().as_ref(), 4, &mut |b| {
+    // eight interleaved shares on this one thread, as the browser benchmark does
+    scan.execute_interleaved(t.table.storage().as_ref(), 8, &mut |b| {
         rows += b.num_rows() as u64;
         Ok(true)
     })

@@ -17,7 +17,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 const URL: Option<&str> = option_env!("DELTALENS_BENCH_URL");
 const RUNS: Option<&str> = option_env!("DELTALENS_BENCH_RUNS");
 /// Interleaved shares of the scan, as `deltalens bench` uses natively.
-const SHARES: usize = 4;
+const SHARES: usize = 8;
 
 #[wasm_bindgen_test]
 async fn bench_scan() {
