@@ -12,9 +12,9 @@ pub struct Grid {
     pub rows: Vec<Vec<String>>,
 }
 
-/// Format `batches` (all of `schema`) as text cells; nulls are empty.
-pub fn grid(schema: &SchemaRef, batches: &[RecordBatch]) -> Grid {
-    let opts = FormatOptions::default().with_null("∅");
+/// Every row of `batches` as text cells, nulls shown as `null`.
+fn text_rows(batches: &[RecordBatch], null: &str) -> Vec<Vec<String>> {
+    let opts = FormatOptions::default().with_null(null);
     let mut rows = Vec::new();
     for b in batches {
         let fmts: Vec<Option<ArrayFormatter>> = b
@@ -33,44 +33,35 @@ pub fn grid(schema: &SchemaRef, batches: &[RecordBatch]) -> Grid {
             );
         }
     }
+    rows
+}
+
+/// Format `batches` (all of `schema`) as text cells; nulls are `∅`.
+pub fn grid(schema: &SchemaRef, batches: &[RecordBatch]) -> Grid {
     Grid {
         columns: schema.fields().iter().map(|f| f.name().clone()).collect(),
-        rows,
+        rows: text_rows(batches, "∅"),
     }
 }
 
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+fn csv_line<'a>(cells: impl Iterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = cells
+        .map(|s| {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        })
+        .collect();
+    quoted.join(",") + "\n"
 }
 
 /// CSV with a header line (nulls empty).
 pub fn csv(schema: &SchemaRef, batches: &[RecordBatch]) -> Vec<u8> {
-    let opts = FormatOptions::default();
-    let mut out = String::new();
-    let header: Vec<String> = schema.fields().iter().map(|f| csv_cell(f.name())).collect();
-    out.push_str(&header.join(","));
-    out.push('\n');
-    for b in batches {
-        let fmts: Vec<Option<ArrayFormatter>> = b
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).ok())
-            .collect();
-        for i in 0..b.num_rows() {
-            let cells: Vec<String> = fmts
-                .iter()
-                .map(|f| {
-                    f.as_ref()
-                        .map_or_else(String::new, |f| csv_cell(&f.value(i).to_string()))
-                })
-                .collect();
-            out.push_str(&cells.join(","));
-            out.push('\n');
-        }
+    let mut out = csv_line(schema.fields().iter().map(|f| f.name().as_str()));
+    for r in text_rows(batches, "") {
+        out.push_str(&csv_line(r.iter().map(String::as_str)));
     }
     out.into_bytes()
 }

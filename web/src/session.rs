@@ -121,7 +121,8 @@ impl Form {
         }
     }
 
-    fn fields(&self) -> [&String; 9] {
+    /// The text fields in the order they are stored.
+    fn fields(&self) -> [&String; 8] {
         [
             &self.s3_endpoint,
             &self.s3_region,
@@ -131,13 +132,12 @@ impl Form {
             &self.azure_sas,
             &self.azure_endpoint,
             &self.azure_account,
-            &self.azure_account,
         ]
     }
 
     /// Only when the user ticked "remember on this device".
     pub fn save(&self) {
-        let v: Vec<&String> = self.fields().into_iter().take(8).collect();
+        let v = self.fields();
         if let (Some(s), Ok(v)) = (
             local_storage(),
             serde_json::to_string(&(v, self.s3_virtual_hosted)),

@@ -104,6 +104,19 @@ async fn expected(corpus: &FetchStorage, name: &str) -> (u64, String) {
     (latest, String::from_utf8(want.to_vec()).unwrap())
 }
 
+/// Every row of `snap`.
+async fn read_all(table: &Table, snap: &deltalens_core::Snapshot) -> Vec<arrow_array::RecordBatch> {
+    let scan = Scan::new(snap, table.location(), ScanOptions::default()).unwrap();
+    let mut batches = Vec::new();
+    scan.execute(table.storage().as_ref(), &mut |b| {
+        batches.push(b);
+        Ok(true)
+    })
+    .await
+    .unwrap();
+    batches
+}
+
 /// Open every table at `url_of(name)` and compare its rows with the corpus.
 async fn rows_equal_the_corpus(
     label: &str,
@@ -123,14 +136,7 @@ async fn rows_equal_the_corpus(
         let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
         assert_eq!(snap.version, latest, "{label} {name}");
         let opened = counter.stats();
-        let scan = Scan::new(&snap, table.location(), ScanOptions::default()).unwrap();
-        let mut batches = Vec::new();
-        scan.execute(table.storage().as_ref(), &mut |b| {
-            batches.push(b);
-            Ok(true)
-        })
-        .await
-        .unwrap();
+        let batches = read_all(&table, &snap).await;
         let got = canonical::canonical_lines(&batches, snap.schema.fields()).concat();
         assert_eq!(got, want, "{label} {name} v{latest}");
         let all = counter.stats();
@@ -307,14 +313,7 @@ async fn failures_say_what_to_do() {
     let fetch = Arc::new(FetchStorage::new(&url));
     let table = Table::new(fetch.clone(), &url);
     let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
-    let scan = Scan::new(&snap, table.location(), ScanOptions::default()).unwrap();
-    let mut batches = Vec::new();
-    scan.execute(table.storage().as_ref(), &mut |b| {
-        batches.push(b);
-        Ok(true)
-    })
-    .await
-    .unwrap();
+    let batches = read_all(&table, &snap).await;
     let (_, want) = expected(&FetchStorage::new(base), "dat_with_checkpoint").await;
     assert_eq!(
         canonical::canonical_lines(&batches, snap.schema.fields()).concat(),

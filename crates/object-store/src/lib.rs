@@ -164,6 +164,24 @@ fn map_err(path: &str, operation: &'static str, e: object_store::Error) -> Stora
     }
 }
 
+impl ObjectStoreStorage {
+    /// One ranged GET (the result also carries the object's size).
+    async fn get_ranged(
+        &self,
+        path: &str,
+        range: GetRange,
+    ) -> Result<object_store::GetResult, StorageError> {
+        let opts = GetOptions {
+            range: Some(range),
+            ..Default::default()
+        };
+        self.store
+            .get_opts(&self.full(path), opts)
+            .await
+            .map_err(|e| map_err(path, "get", e))
+    }
+}
+
 #[async_trait::async_trait]
 impl Storage for ObjectStoreStorage {
     async fn list(
@@ -198,15 +216,7 @@ impl Storage for ObjectStoreStorage {
             ByteRange::From(o) => GetRange::Offset(*o),
             ByteRange::Suffix(n) => GetRange::Suffix(*n),
         };
-        let opts = GetOptions {
-            range: Some(r),
-            ..Default::default()
-        };
-        let res = self
-            .store
-            .get_opts(&self.full(path), opts)
-            .await
-            .map_err(|e| map_err(path, "get", e))?;
+        let res = self.get_ranged(path, r).await?;
         res.bytes().await.map_err(|e| map_err(path, "get", e))
     }
 
@@ -230,15 +240,7 @@ impl Storage for ObjectStoreStorage {
 
     /// One ranged GET: the response carries the object's size.
     async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64), StorageError> {
-        let opts = GetOptions {
-            range: Some(GetRange::Suffix(n)),
-            ..Default::default()
-        };
-        let res = self
-            .store
-            .get_opts(&self.full(path), opts)
-            .await
-            .map_err(|e| map_err(path, "get", e))?;
+        let res = self.get_ranged(path, GetRange::Suffix(n)).await?;
         let size = res.meta.size;
         let data = res.bytes().await.map_err(|e| map_err(path, "get", e))?;
         Ok((data, size))
