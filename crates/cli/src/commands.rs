@@ -540,6 +540,41 @@ pub async fn diff(
     Ok(out)
 }
 
+/// `deltalens query SQL`: the same parser and executor as the worker's `POST /v1/query`.
+pub async fn query(
+    sql: &str,
+    options: &[(String, String)],
+    format: crate::output::Format,
+    io_stats: bool,
+) -> Result<String, String> {
+    let q = deltalens_query::parse_sql(sql).map_err(|e| e.to_string())?;
+    let url = q.source.url();
+    let store = deltalens_object_store::ObjectStoreStorage::open(url, options)
+        .map_err(|e| e.to_string())?;
+    let counter = std::sync::Arc::new(deltalens_storage::CountingStorage::new(store));
+    let table = Table::new(counter.clone(), url);
+    let out = deltalens_query::execute(&q, &table, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut w = crate::output::Writer::new(
+        format,
+        std::io::BufWriter::new(std::io::stdout()),
+        &out.schema,
+    )?;
+    for b in &out.batches {
+        w.write(b)?;
+    }
+    w.finish(&out.schema)?;
+    if io_stats {
+        let s = counter.stats();
+        eprintln!(
+            "io: {} requests ({} list, {} get, {} head), {} bytes read",
+            s.requests, s.lists, s.gets, s.heads, s.bytes
+        );
+    }
+    Ok(String::new())
+}
+
 /// One benchmark run: open the latest snapshot and scan every row (all columns).
 async fn bench_once(t: &crate::Opened) -> Result<(f64, f64, u64, u64), String> {
     let err = |e: Error| e.to_string();

@@ -56,6 +56,24 @@ enum Command {
         #[command(flatten)]
         at: AtArgs,
     },
+    /// Answer a SQL query (the subset the worker's POST /v1/query takes): SELECT cols | * |
+    /// COUNT(*) | SUM/MIN/MAX/AVG(col) FROM '<table>' [VERSION AS OF n | TIMESTAMP AS OF
+    /// '<ts>'] [WHERE …] [GROUP BY …] [ORDER BY …] [LIMIT n], or FROM
+    /// table_changes('<table>', from[, to]).
+    Query {
+        /// The query.
+        #[arg(value_name = "SQL")]
+        sql: String,
+        /// Storage option KEY=VALUE (as for the other commands).
+        #[arg(short = 'o', long = "option", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        options: Vec<(String, String)>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = output::Format::Table)]
+        format: output::Format,
+        /// Print requests and bytes read to stderr.
+        #[arg(long)]
+        io_stats: bool,
+    },
     /// Read rows (a time-travel preview with --version / --timestamp).
     Scan {
         #[command(flatten)]
@@ -262,6 +280,15 @@ async fn run(cli: Cli) -> Result<String, String> {
         })
         .await;
     }
+    if let Command::Query {
+        sql,
+        options,
+        format,
+        io_stats,
+    } = &cli.command
+    {
+        return commands::query(sql, options, *format, *io_stats).await;
+    }
     let (args, result) = match &cli.command {
         Command::Info { table, at } => {
             let t = open(table).map_err(err)?;
@@ -301,7 +328,9 @@ async fn run(cli: Cli) -> Result<String, String> {
             let r = commands::bench(&t, *runs, table.json).await;
             (t, r)
         }
-        Command::Serve { .. } => return Err("serve is handled above".into()),
+        Command::Serve { .. } | Command::Query { .. } => {
+            return Err("handled above".into());
+        }
         Command::Diff {
             table,
             v1,

@@ -301,6 +301,11 @@ impl Predicate {
         convert(&expr)
     }
 
+    /// Convert an expression already parsed by `sqlparser` (a query's `WHERE`).
+    pub fn from_sql_expr(expr: &SqlExpr) -> Result<Predicate> {
+        convert(expr)
+    }
+
     /// Every column path the predicate reads.
     pub fn columns(&self) -> Vec<&[String]> {
         let mut out = Vec::new();

@@ -21,6 +21,9 @@ pub struct FetchStorage {
     endpoint: Endpoint,
     ranges_ignored: AtomicU64,
     aborted: Arc<AtomicU64>,
+    /// Fetching from a server (an edge worker), not a page: no CORS request mode (workerd
+    /// does not implement it) and no CORS advice in errors.
+    server: bool,
 }
 
 /// Aborts the request (and the body download) when the future holding it is dropped
@@ -92,6 +95,7 @@ impl FetchStorage {
             },
             ranges_ignored: AtomicU64::new(0),
             aborted: Arc::new(AtomicU64::new(0)),
+            server: false,
         })
     }
 
@@ -102,7 +106,15 @@ impl FetchStorage {
             endpoint: Endpoint::parse(url, opts)?,
             ranges_ignored: AtomicU64::new(0),
             aborted: Arc::new(AtomicU64::new(0)),
+            server: false,
         })
+    }
+
+    /// For use from a server-side JS runtime (Cloudflare Workers): requests carry no CORS
+    /// mode and errors give no CORS advice.
+    pub fn on_server(mut self) -> Self {
+        self.server = true;
+        self
     }
 
     /// Where the table's objects are fetched from.
@@ -181,7 +193,14 @@ impl FetchStorage {
         };
         let init = RequestInit::new();
         init.set_method(method);
-        init.set_mode(RequestMode::Cors);
+        if !self.server {
+            init.set_mode(RequestMode::Cors);
+        }
+        let hint = if self.server {
+            "a network failure: check the host is reachable from the worker"
+        } else {
+            CORS_HINT
+        };
         if let Some(c) = &controller {
             init.set_signal(Some(&c.signal()));
         }
@@ -200,7 +219,7 @@ impl FetchStorage {
         let resp: Response = JsFuture::from(promise)
             .await
             .and_then(|r| r.dyn_into::<Response>())
-            .map_err(|e| fail(format!("{} from {shown} ({CORS_HINT})", js_text(&e))))?;
+            .map_err(|e| fail(format!("{} from {shown} ({hint})", js_text(&e))))?;
         let status = resp.status();
         if !(200..=299).contains(&status) {
             guard.done = true;

@@ -1,5 +1,5 @@
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
@@ -11,6 +11,7 @@ enum Key {
     Get(String),
     Range(String, String),
     Head(String),
+    Tail(String, u64),
 }
 
 #[derive(Debug, Default)]
@@ -27,8 +28,34 @@ struct Lru {
 #[derive(Debug)]
 pub struct CachingStorage<S> {
     inner: S,
+    cache: SharedCache,
+}
+
+/// The memory behind a [`CachingStorage`], shareable between storages of the same table
+/// root (an edge worker keeps one per table across requests, under a fresh per-request
+/// stack of budgets and counters).
+#[derive(Debug, Clone)]
+pub struct SharedCache {
     capacity: usize,
-    lru: Mutex<Lru>,
+    max_entry: usize,
+    lru: Arc<Mutex<Lru>>,
+}
+
+impl SharedCache {
+    /// Hold at most `capacity_bytes`, and no single read larger than `max_entry_bytes`
+    /// (so large column chunks do not push out footers and log files).
+    pub fn new(capacity_bytes: usize, max_entry_bytes: usize) -> Self {
+        SharedCache {
+            capacity: capacity_bytes,
+            max_entry: max_entry_bytes.min(capacity_bytes),
+            lru: Arc::new(Mutex::new(Lru::default())),
+        }
+    }
+
+    /// Bytes held now.
+    pub fn cached_bytes(&self) -> usize {
+        self.lru.lock().map(|l| l.bytes).unwrap_or(0)
+    }
 }
 
 fn cacheable(path: &str) -> bool {
@@ -38,20 +65,21 @@ fn cacheable(path: &str) -> bool {
 impl<S> CachingStorage<S> {
     /// Cache at most `capacity_bytes` of object bytes.
     pub fn new(inner: S, capacity_bytes: usize) -> Self {
-        Self {
-            inner,
-            capacity: capacity_bytes,
-            lru: Mutex::new(Lru::default()),
-        }
+        Self::with_cache(inner, SharedCache::new(capacity_bytes, capacity_bytes))
+    }
+
+    /// Wrap `inner`, keeping bytes in `cache` (which may be shared).
+    pub fn with_cache(inner: S, cache: SharedCache) -> Self {
+        Self { inner, cache }
     }
 
     /// Bytes held now.
     pub fn cached_bytes(&self) -> usize {
-        self.lru.lock().map(|l| l.bytes).unwrap_or(0)
+        self.cache.cached_bytes()
     }
 
     fn lookup(&self, key: &Key) -> Option<(Bytes, Option<ObjectMeta>)> {
-        let mut l = self.lru.lock().ok()?;
+        let mut l = self.cache.lru.lock().ok()?;
         let hit = l.entries.get(key).cloned()?;
         if let Some(pos) = l.order.iter().position(|k| k == key) {
             l.order.remove(pos);
@@ -61,10 +89,12 @@ impl<S> CachingStorage<S> {
     }
 
     fn store(&self, key: Key, data: Bytes, meta: Option<ObjectMeta>) {
-        if data.len() > self.capacity {
+        if data.len() > self.cache.max_entry {
             return;
         }
-        let Ok(mut l) = self.lru.lock() else { return };
+        let Ok(mut l) = self.cache.lru.lock() else {
+            return;
+        };
         if let Some((old, _)) = l.entries.insert(key.clone(), (data.clone(), meta)) {
             l.bytes -= old.len();
             if let Some(pos) = l.order.iter().position(|k| *k == key) {
@@ -73,7 +103,7 @@ impl<S> CachingStorage<S> {
         }
         l.bytes += data.len();
         l.order.push_back(key);
-        while l.bytes > self.capacity {
+        while l.bytes > self.cache.capacity {
             let Some(oldest) = l.order.pop_front() else {
                 break;
             };
@@ -137,11 +167,23 @@ impl<S: Storage> Storage for CachingStorage<S> {
     }
 
     async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
+        let tail = Key::Tail(path.to_string(), n);
+        if cacheable(path)
+            && let Some((d, Some(m))) = self.lookup(&tail)
+        {
+            return Ok((d, m.size));
+        }
         let (d, size) = self.inner.get_tail(path, n).await?;
         if cacheable(path) {
             // a later suffix read of the same length is answered from memory
             let key = Key::Range(path.to_string(), ByteRange::Suffix(n).to_string());
             self.store(key, d.clone(), None);
+            let meta = ObjectMeta {
+                path: path.to_string(),
+                size,
+                last_modified_ms: None,
+            };
+            self.store(tail, d.clone(), Some(meta));
         }
         Ok((d, size))
     }

@@ -36,6 +36,17 @@ pub enum StorageError {
     #[error("cannot open table location {location}: {message}")]
     InvalidLocation { location: String, message: String },
 
+    /// A per-request budget ran out (see [`crate::BudgetStorage`]).
+    #[error(
+        "the {budget} budget of this request ({limit}) ran out at {used} while reading {path}; narrow the query (a filter, fewer columns, a LIMIT) or raise the budget"
+    )]
+    BudgetExceeded {
+        budget: crate::BudgetKind,
+        limit: u64,
+        used: u64,
+        path: String,
+    },
+
     /// Any other failure of the backend.
     #[error("{operation} of {path} failed: {message}")]
     Backend {

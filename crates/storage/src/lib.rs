@@ -13,6 +13,7 @@
 //! for the session, memory-bounded) and [`RetryStorage`] (backoff on transient errors,
 //! with the caller's timer).
 
+mod budget;
 mod caching;
 mod counting;
 mod error;
@@ -25,7 +26,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-pub use caching::CachingStorage;
+pub use budget::{BudgetKind, BudgetStorage, Budgets};
+pub use caching::{CachingStorage, SharedCache};
 pub use counting::{Clock, CountingStorage, RequestKind, RequestRecord, RequestStats, round_trips};
 pub use error::StorageError;
 pub use memory::MemoryStorage;

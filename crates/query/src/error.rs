@@ -1,0 +1,171 @@
+use deltalens_storage::{BudgetKind, StorageError};
+
+/// Everything that can go wrong answering a query. Each variant says what happened and
+/// what to try; [`QueryError::status`] is the HTTP status the worker answers with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The SQL does not parse.
+    #[error("cannot parse the query: {message}")]
+    Syntax { message: String },
+
+    /// The SQL parses but uses something outside the supported subset.
+    #[error("{construct} is not supported: {hint}")]
+    Unsupported { construct: String, hint: String },
+
+    /// A request parameter is missing or malformed.
+    #[error("invalid parameter `{parameter}`: {message}")]
+    InvalidParameter { parameter: String, message: String },
+
+    /// The query refers to a column that is not there, or uses it wrongly.
+    #[error("column `{column}`: {message}")]
+    Column { column: String, message: String },
+
+    /// The table URL is not covered by the allowlist.
+    #[error(
+        "the table {table} is not allowed here: its URL does not start with any of the {allowed} allowed prefixes; ask the operator to add it to DELTALENS_ALLOWED_TABLES"
+    )]
+    Forbidden { table: String, allowed: usize },
+
+    /// The result has more rows than the request may return.
+    #[error(
+        "the rows budget of this request ({limit}) ran out: the result has more rows; add a LIMIT, a filter or a GROUP BY"
+    )]
+    RowsBudget { limit: usize },
+
+    /// Reading the table failed.
+    #[error(transparent)]
+    Core(#[from] deltalens_core::Error),
+
+    /// A computation over the rows failed.
+    #[error("cannot compute {what}: {message}")]
+    Compute { what: String, message: String },
+
+    /// Writing the result failed.
+    #[error("cannot write the result as {format}: {message}")]
+    Encode {
+        format: &'static str,
+        message: String,
+    },
+}
+
+/// Result type of this crate.
+pub type Result<T, E = QueryError> = std::result::Result<T, E>;
+
+impl QueryError {
+    pub(crate) fn compute(what: impl Into<String>, e: impl std::fmt::Display) -> Self {
+        QueryError::Compute {
+            what: what.into(),
+            message: e.to_string(),
+        }
+    }
+
+    pub(crate) fn unsupported(construct: impl Into<String>, hint: impl Into<String>) -> Self {
+        QueryError::Unsupported {
+            construct: construct.into(),
+            hint: hint.into(),
+        }
+    }
+
+    pub(crate) fn param(parameter: &str, message: impl Into<String>) -> Self {
+        QueryError::InvalidParameter {
+            parameter: parameter.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The storage error underneath, if any.
+    pub fn storage(&self) -> Option<&StorageError> {
+        match self {
+            QueryError::Core(deltalens_core::Error::Storage(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The budget that ran out, if that is what happened.
+    pub fn budget(&self) -> Option<BudgetKind> {
+        match self {
+            QueryError::RowsBudget { .. } => Some(BudgetKind::Rows),
+            _ => match self.storage() {
+                Some(StorageError::BudgetExceeded { budget, .. }) => Some(*budget),
+                _ => None,
+            },
+        }
+    }
+
+    /// A stable machine-readable code (`{"error": {"code": …}}`).
+    pub fn code(&self) -> String {
+        if let Some(b) = self.budget() {
+            return format!("{b}_budget_exceeded");
+        }
+        use deltalens_core::Error as C;
+        match self {
+            QueryError::Syntax { .. } => "syntax_error",
+            QueryError::Unsupported { .. } => "unsupported",
+            QueryError::InvalidParameter { .. } => "invalid_parameter",
+            QueryError::Column { .. } => "invalid_column",
+            QueryError::Forbidden { .. } => "table_not_allowed",
+            QueryError::RowsBudget { .. } => "rows_budget_exceeded",
+            QueryError::Compute { .. } => "compute_failed",
+            QueryError::Encode { .. } => "encode_failed",
+            QueryError::Core(c) => match c {
+                C::Storage(s) => match s {
+                    StorageError::NotFound { .. } => "not_found",
+                    StorageError::PermissionDenied { .. } => "storage_permission_denied",
+                    StorageError::InvalidLocation { .. } => "invalid_table_url",
+                    _ => "storage_failed",
+                },
+                C::NotATable { .. } => "not_a_table",
+                C::VersionOutOfRange { .. } | C::TimestampOutOfRange { .. } => "version_not_found",
+                C::MissingVersion { .. } => "version_not_found",
+                C::InvalidTimestamp { .. } | C::InvalidArgument { .. } => "invalid_argument",
+                C::UnsupportedReaderVersion { .. } | C::UnsupportedFeature { .. } => {
+                    "unsupported_table_feature"
+                }
+                C::CdfNotEnabled { .. } => "change_data_feed_not_enabled",
+                _ => "table_unreadable",
+            },
+        }
+        .to_string()
+    }
+
+    /// The HTTP status for this error: 4xx when the request (or a budget) is at fault,
+    /// 502 when the table's storage failed, 500 for a table we cannot make sense of.
+    pub fn status(&self) -> u16 {
+        if let Some(b) = self.budget() {
+            return match b {
+                BudgetKind::WallTime => 408,
+                _ => 413,
+            };
+        }
+        use deltalens_core::Error as C;
+        match self {
+            QueryError::Syntax { .. }
+            | QueryError::Unsupported { .. }
+            | QueryError::InvalidParameter { .. }
+            | QueryError::Column { .. } => 400,
+            QueryError::Forbidden { .. } => 403,
+            QueryError::RowsBudget { .. } => 413,
+            QueryError::Compute { .. } => 422,
+            QueryError::Encode { .. } => 500,
+            QueryError::Core(c) => match c {
+                C::Storage(s) => match s {
+                    StorageError::NotFound { .. } => 404,
+                    StorageError::InvalidLocation { .. } => 400,
+                    StorageError::PermissionDenied { .. } => 502,
+                    _ => 502,
+                },
+                C::NotATable { .. } => 404,
+                C::VersionOutOfRange { .. }
+                | C::TimestampOutOfRange { .. }
+                | C::MissingVersion { .. } => 404,
+                C::InvalidTimestamp { .. } | C::InvalidArgument { .. } | C::InvalidSchema { .. } => {
+                    400
+                }
+                C::CdfNotEnabled { .. } => 409,
+                C::UnsupportedReaderVersion { .. } | C::UnsupportedFeature { .. } => 501,
+                _ => 500,
+            },
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Running a [`Query`]: the filter, the needed columns and (where the result allows) the
+//! limit go into the core's scan, so files, row groups and pages are skipped and a
+//! preview stops early; grouping, aggregates and ordering run on the rows that come back.
+//! The result may hold at most `max_rows` rows ([`QueryError::RowsBudget`] otherwise).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_ord::sort::{SortColumn, SortOptions, lexsort_to_indices};
+use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_select::take::take_record_batch;
+use deltalens_core::changes::{Changes, change_fields};
+use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::{Table, VersionSpec};
+
+use crate::aggregate::{aggregate, groups, result_type};
+use crate::error::{QueryError, Result};
+use crate::sql::{Bound, Item, OrderTarget, Query, Source};
+
+/// A query's result.
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+    /// The table version read (the end of the range for `table_changes`).
+    pub version: u64,
+}
+
+impl Output {
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+fn change_column_names() -> Vec<String> {
+    change_fields().iter().map(|f| f.name().clone()).collect()
+}
+
+/// What the scan must return for the query: `None` is every column.
+fn input_columns(q: &Query, change_cols: &[String]) -> Result<Option<Vec<String>>> {
+    if q.items.contains(&Item::Star) {
+        if q.aggregates() {
+            return Err(QueryError::unsupported(
+                "* with aggregates or GROUP BY",
+                "list the grouped columns",
+            ));
+        }
+        return Ok(None);
+    }
+    let aliases: HashSet<String> = q
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Column { alias: Some(a), .. } | Item::Agg { alias: Some(a), .. } => {
+                Some(a.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let mut cols: Vec<String> = Vec::new();
+    let mut add = |c: &str| {
+        if !change_cols.iter().any(|x| x == c) && !cols.iter().any(|x| x == c) {
+            cols.push(c.to_string());
+        }
+    };
+    for i in &q.items {
+        match i {
+            Item::Column { name, .. } => add(name),
+            Item::Agg { arg: Some(a), .. } => add(a),
+            _ => {}
+        }
+    }
+    for g in &q.group_by {
+        add(g);
+    }
+    if !q.aggregates() {
+        for k in &q.order_by {
+            if let OrderTarget::Name(n) = &k.target
+                && !aliases.contains(n)
+            {
+                add(n);
+            }
+        }
+    }
+    if let Some(f) = &q.filter {
+        for c in f.columns() {
+            if let Some(top) = c.first() {
+                add(top);
+            }
+        }
+    }
+    Ok(Some(cols))
+}
+
+/// Run `query` on `table` (whose URL the caller resolved from `query.source`).
+pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> Result<Output> {
+    let change_cols = match query.source {
+        Source::Changes { .. } => change_column_names(),
+        Source::Table { .. } => Vec::new(),
+    };
+    let columns = input_columns(query, &change_cols)?;
+    // a filter on `_change_type` & co. runs after the change rows are made
+    let post_filter = query.filter.as_ref().filter(|f| {
+        f.columns()
+            .iter()
+            .any(|c| c.first().is_some_and(|top| change_cols.contains(top)))
+    });
+    let early_limit = if query.aggregates() || !query.order_by.is_empty() || post_filter.is_some()
+    {
+        None
+    } else {
+        match (query.limit, max_rows) {
+            (Some(l), Some(m)) => Some(l.min(m.saturating_add(1))),
+            (l, None) => l,
+            (None, Some(m)) => Some(m.saturating_add(1)),
+        }
+    };
+    let options = ScanOptions {
+        columns,
+        limit: early_limit,
+        filter: if post_filter.is_some() {
+            None
+        } else {
+            query.filter.clone()
+        },
+        ..Default::default()
+    };
+    // rows beyond the budget fail early where nothing would cut them later
+    let cap = if query.aggregates() || query.limit.is_some() {
+        None
+    } else {
+        max_rows
+    };
+    let mut batches = Vec::new();
+    let mut seen = 0usize;
+    let mut sink = |b: RecordBatch| -> deltalens_core::Result<bool> {
+        seen += b.num_rows();
+        batches.push(b);
+        Ok(cap.is_none_or(|m| seen <= m))
+    };
+    let (schema, version) = match &query.source {
+        Source::Table { at, .. } => {
+            let snapshot = table.snapshot(*at).await?;
+            let scan = Scan::new(&snapshot, table.location(), options)?;
+            scan.execute(table.storage().as_ref(), &mut sink).await?;
+            (scan.schema(), snapshot.version)
+        }
+        Source::Changes { from, to, .. } => {
+            let from = match from {
+                Bound::Version(v) => *v,
+                Bound::Timestamp(ts) => table.first_version_at_or_after(*ts).await?,
+            };
+            let to = match to {
+                None => None,
+                Some(Bound::Version(v)) => Some(*v),
+                Some(Bound::Timestamp(ts)) => Some(table.version_at_timestamp(*ts).await?),
+            };
+            let changes = Changes::new(table, from, to, options).await?;
+            let schema = changes.schema(table)?;
+            changes.execute(table, &mut sink).await?;
+            (schema, changes.to)
+        }
+    };
+    if let Some(m) = cap
+        && seen > m
+    {
+        return Err(QueryError::RowsBudget { limit: m });
+    }
+    let mut batch = arrow_select::concat::concat_batches(&schema, &batches)
+        .map_err(|e| QueryError::compute("the result", e))?;
+    if let Some(f) = post_filter {
+        let mask = f.evaluate(&batch)?;
+        batch = arrow_select::filter::filter_record_batch(&batch, &mask)
+            .map_err(|e| QueryError::compute("the filter", e))?;
+    }
+    let out = if query.aggregates() {
+        let out = aggregated(query, &batch)?;
+        let order = order_keys(query, &out, &|_| None)?;
+        sort_and_limit(out, &order, query.limit)?
+    } else {
+        let projection = projection(query, &batch)?;
+        let order = order_keys(query, &batch, &|name| {
+            projection
+                .iter()
+                .find(|(out, _)| out == name)
+                .map(|(_, src)| src.clone())
+        })?;
+        let positions: Vec<String> = projection.iter().map(|(_, s)| s.clone()).collect();
+        let order = order
+            .into_iter()
+            .map(|(t, o)| match t {
+                Key::Position(p) => (
+                    Key::Name(positions.get(p - 1).cloned().unwrap_or_default()),
+                    o,
+                ),
+                other => (other, o),
+            })
+            .collect::<Vec<_>>();
+        let sorted = sort_and_limit(batch, &order, query.limit)?;
+        project(&sorted, &projection)?
+    };
+    if let Some(m) = max_rows
+        && out.num_rows() > m
+    {
+        return Err(QueryError::RowsBudget { limit: m });
+    }
+    Ok(Output {
+        schema: out.schema(),
+        batches: vec![out],
+        version,
+    })
+}
+
+/// (output name, input column) of a query without aggregates.
+fn projection(q: &Query, batch: &RecordBatch) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for i in &q.items {
+        match i {
+            Item::Star => {
+                for f in batch.schema().fields() {
+                    out.push((f.name().clone(), f.name().clone()));
+                }
+            }
+            Item::Column { name, alias } => {
+                column(batch, name)?;
+                out.push((alias.clone().unwrap_or_else(|| name.clone()), name.clone()));
+            }
+            Item::Agg { .. } => {}
+        }
+    }
+    Ok(out)
+}
+
+fn column<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b ArrayRef> {
+    batch.column_by_name(name).ok_or_else(|| QueryError::Column {
+        column: name.to_string(),
+        message: format!(
+            "no such column; the columns are {}",
+            batch
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<RecordBatch> {
+    let mut fields = Vec::new();
+    let mut arrays = Vec::new();
+    for (out, src) in projection {
+        let schema = batch.schema();
+        let f = schema.field_with_name(src).map_err(|e| QueryError::Column {
+            column: src.clone(),
+            message: e.to_string(),
+        })?;
+        fields.push(f.clone().with_name(out));
+        arrays.push(column(batch, src)?.clone());
+    }
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        arrays,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| QueryError::compute("the selected columns", e))
+}
+
+fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
+    let keys = q
+        .group_by
+        .iter()
+        .map(|g| column(batch, g).cloned())
+        .collect::<Result<Vec<_>>>()?;
+    let groups = groups(&keys, batch.num_rows())?;
+    let firsts = arrow_array::UInt32Array::from(
+        groups
+            .iter()
+            .map(|g| g.first().copied().unwrap_or(0))
+            .collect::<Vec<_>>(),
+    );
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for i in &q.items {
+        let name = i.output_name().unwrap_or_default();
+        match i {
+            Item::Column { name: col, .. } => {
+                if !q.group_by.contains(col) {
+                    return Err(QueryError::Column {
+                        column: col.clone(),
+                        message: "must be in GROUP BY or inside an aggregate".into(),
+                    });
+                }
+                let a = column(batch, col)?;
+                let schema = batch.schema();
+                let nullable = schema
+                    .field_with_name(col)
+                    .map(|f| f.is_nullable())
+                    .unwrap_or(true);
+                arrays.push(
+                    arrow_select::take::take(a.as_ref(), &firsts, None)
+                        .map_err(|e| QueryError::compute(col.clone(), e))?,
+                );
+                fields.push(Field::new(name, a.data_type().clone(), nullable));
+            }
+            Item::Agg { func, arg, .. } => {
+                let a = arg.as_deref().map(|c| column(batch, c)).transpose()?;
+                let col = arg.as_deref().unwrap_or("*");
+                let t = result_type(*func, col, a.map(|a| a.data_type()))?;
+                arrays.push(aggregate(*func, col, a, &groups)?);
+                fields.push(Field::new(name, t, true));
+            }
+            Item::Star => {}
+        }
+    }
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        arrays,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(groups.len())),
+    )
+    .map_err(|e| QueryError::compute("the aggregates", e))
+}
+
+enum Key {
+    Name(String),
+    Position(usize),
+}
+
+/// Resolve the ORDER BY keys against `batch`'s columns (`alias` maps an output name to
+/// the input column it comes from).
+fn order_keys(
+    q: &Query,
+    batch: &RecordBatch,
+    alias: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(Key, SortOptions)>> {
+    q.order_by
+        .iter()
+        .map(|k| {
+            let options = SortOptions {
+                descending: k.descending,
+                nulls_first: k.nulls_first,
+            };
+            let key = match &k.target {
+                OrderTarget::Position(p) => {
+                    let n = q.items.len();
+                    if q.items.contains(&Item::Star) {
+                        Key::Position(*p)
+                    } else if *p > n {
+                        return Err(QueryError::param(
+                            "ORDER BY",
+                            format!("position {p} is past the {n} selected columns"),
+                        ));
+                    } else if q.aggregates() {
+                        Key::Name(q.items[p - 1].output_name().unwrap_or_default())
+                    } else {
+                        Key::Position(*p)
+                    }
+                }
+                OrderTarget::Name(n) => match alias(n) {
+                    Some(src) => Key::Name(src),
+                    None => {
+                        column(batch, n)?;
+                        Key::Name(n.clone())
+                    }
+                },
+            };
+            Ok((key, options))
+        })
+        .collect()
+}
+
+fn sort_and_limit(
+    batch: RecordBatch,
+    keys: &[(Key, SortOptions)],
+    limit: Option<usize>,
+) -> Result<RecordBatch> {
+    if keys.is_empty() {
+        let n = limit.unwrap_or(usize::MAX).min(batch.num_rows());
+        return Ok(batch.slice(0, n));
+    }
+    let columns = keys
+        .iter()
+        .map(|(k, options)| {
+            let values = match k {
+                Key::Name(n) => column(&batch, n)?.clone(),
+                Key::Position(p) => batch
+                    .columns()
+                    .get(p - 1)
+                    .cloned()
+                    .ok_or_else(|| QueryError::param("ORDER BY", format!("no column {p}")))?,
+            };
+            Ok(SortColumn {
+                values,
+                options: Some(*options),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let idx = lexsort_to_indices(&columns, limit.map(|l| l.min(batch.num_rows())))
+        .map_err(|e| QueryError::compute("ORDER BY", e))?;
+    take_record_batch(&batch, &idx).map_err(|e| QueryError::compute("ORDER BY", e))
+}
+
+/// The version spec of a table source (`Latest` for changes).
+pub fn version_spec(source: &Source) -> VersionSpec {
+    match source {
+        Source::Table { at, .. } => *at,
+        Source::Changes { .. } => VersionSpec::Latest,
+    }
+}

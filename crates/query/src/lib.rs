@@ -1,0 +1,25 @@
+//! Queries over Delta tables, shared by the edge worker and the CLI.
+//!
+//! - [`sql`]: the SQL subset (`SELECT cols | * | COUNT(*) | SUM/MIN/MAX/AVG(col) FROM
+//!   '<table url>' [VERSION AS OF n | TIMESTAMP AS OF '<ts>'] [WHERE …] [GROUP BY …]
+//!   [ORDER BY …] [LIMIT n]` and `FROM table_changes('<url>', from[, to])`), parsed with
+//!   `sqlparser` into a [`Query`]; anything else is refused naming the construct;
+//! - [`request`]: the HTTP API's routes and parameters turned into the same [`Query`];
+//! - [`execute`]: running a [`Query`] on a [`deltalens_core::Table`] (filter, columns and
+//!   limit pushed into the scan, then grouping, aggregates, ordering) within a rows budget;
+//! - [`aggregate`]: grouping and the aggregate functions;
+//! - [`access`]: the allowlist of table URL prefixes (checked before any request);
+//! - [`encode`]: JSON, JSON lines, CSV and Arrow IPC output.
+
+pub mod access;
+pub mod aggregate;
+pub mod encode;
+mod error;
+pub mod execute;
+pub mod request;
+pub mod sql;
+
+pub use error::{QueryError, Result};
+pub use execute::{Output, execute};
+pub use request::{ApiRequest, Format};
+pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};

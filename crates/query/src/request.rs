@@ -1,0 +1,423 @@
+//! The HTTP API's requests, independent of any HTTP library:
+//!
+//! - `GET /v1/info|schema|history|files?table=URL[&version=N|&timestamp=T]` (`history`
+//!   takes `limit`);
+//! - `GET /v1/scan?table=URL[&version|timestamp][&columns=a,b][&filter=EXPR][&limit=N][&format=]`;
+//! - `GET /v1/changes?table=URL&from=V[&to=V][&columns][&filter][&limit][&format]` (`from`
+//!   and `to` are versions or timestamps, as `table_changes`);
+//! - `POST /v1/query` with the SQL as the body (or `{"sql": …, "format": …}`), `format`
+//!   also as a parameter.
+//!
+//! Unknown parameters are refused, so a typo does not silently read the whole table.
+
+use deltalens_core::VersionSpec;
+use deltalens_core::predicate::Predicate;
+use deltalens_core::time_travel::parse_timestamp;
+
+use crate::error::{QueryError, Result};
+use crate::sql::{Bound, Item, Query, Source, parse_sql};
+
+/// Output formats of rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// One JSON array of objects.
+    #[default]
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+    /// CSV with a header line.
+    Csv,
+    /// An Arrow IPC stream.
+    Arrow,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format> {
+        Ok(match s {
+            "json" => Format::Json,
+            "jsonl" | "ndjson" => Format::Jsonl,
+            "csv" => Format::Csv,
+            "arrow" => Format::Arrow,
+            other => {
+                return Err(QueryError::param(
+                    "format",
+                    format!("{other:?} is not one of json, jsonl, csv, arrow"),
+                ));
+            }
+        })
+    }
+
+    /// The response's `Content-Type`.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Jsonl => "application/x-ndjson",
+            Format::Csv => "text/csv; charset=utf-8",
+            Format::Arrow => "application/vnd.apache.arrow.stream",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Csv => "csv",
+            Format::Arrow => "arrow",
+        }
+    }
+}
+
+/// One API request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiRequest {
+    Info { table: String, at: VersionSpec },
+    Schema { table: String, at: VersionSpec },
+    History { table: String, limit: Option<usize> },
+    Files { table: String, at: VersionSpec },
+    Rows { query: Query, format: Format },
+}
+
+impl ApiRequest {
+    /// The table URL the request reads (to check against the allowlist first).
+    pub fn table(&self) -> &str {
+        match self {
+            ApiRequest::Info { table, .. }
+            | ApiRequest::Schema { table, .. }
+            | ApiRequest::History { table, .. }
+            | ApiRequest::Files { table, .. } => table,
+            ApiRequest::Rows { query, .. } => query.source.url(),
+        }
+    }
+}
+
+struct Params<'a> {
+    list: &'a [(String, String)],
+}
+
+impl<'a> Params<'a> {
+    fn get(&self, name: &str) -> Option<&'a str> {
+        self.list
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn only(&self, allowed: &[&str]) -> Result<()> {
+        match self.list.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            Some((k, _)) => Err(QueryError::param(
+                k,
+                format!("unknown parameter; this route takes {}", allowed.join(", ")),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn table(&self) -> Result<String> {
+        match self.get("table") {
+            Some(t) if !t.is_empty() => Ok(t.to_string()),
+            _ => Err(QueryError::param(
+                "table",
+                "missing: pass the table URL as ?table=",
+            )),
+        }
+    }
+
+    fn usize(&self, name: &str) -> Result<Option<usize>> {
+        self.get(name)
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| QueryError::param(name, format!("{v:?} is not a count")))
+            })
+            .transpose()
+    }
+
+    fn at(&self) -> Result<VersionSpec> {
+        match (self.get("version"), self.get("timestamp")) {
+            (Some(_), Some(_)) => Err(QueryError::param(
+                "version",
+                "give either version or timestamp, not both",
+            )),
+            (Some(v), None) => v.parse().map(VersionSpec::Version).map_err(|_| {
+                QueryError::param("version", format!("{v:?} is not a version number"))
+            }),
+            (None, Some(t)) => Ok(VersionSpec::Timestamp(parse_timestamp(t)?)),
+            (None, None) => Ok(VersionSpec::Latest),
+        }
+    }
+
+    fn bound(&self, name: &str) -> Result<Option<Bound>> {
+        self.get(name)
+            .map(|v| match v.parse() {
+                Ok(n) => Ok(Bound::Version(n)),
+                Err(_) => parse_timestamp(v)
+                    .map(Bound::Timestamp)
+                    .map_err(|e| QueryError::param(name, e.to_string())),
+            })
+            .transpose()
+    }
+
+    fn columns(&self) -> Result<Option<Vec<String>>> {
+        let Some(c) = self.get("columns") else {
+            return Ok(None);
+        };
+        let cols: Vec<String> = c
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        if cols.is_empty() {
+            return Err(QueryError::param("columns", "empty: name at least one column"));
+        }
+        Ok(Some(cols))
+    }
+
+    fn filter(&self) -> Result<Option<Predicate>> {
+        self.get("filter")
+            .filter(|f| !f.trim().is_empty())
+            .map(|f| {
+                Predicate::parse(f).map_err(|e| QueryError::param("filter", e.to_string()))
+            })
+            .transpose()
+    }
+
+    fn format(&self) -> Result<Format> {
+        self.get("format").map_or(Ok(Format::Json), Format::parse)
+    }
+}
+
+const AT: [&str; 3] = ["table", "version", "timestamp"];
+
+/// A `GET` of `path` (`/v1/…`) with its decoded query parameters.
+pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> {
+    let p = Params { list: params };
+    fn with<'s>(extra: &[&'s str]) -> Vec<&'s str> {
+        AT.iter().chain(extra).copied().collect()
+    }
+    Ok(match path.trim_end_matches('/') {
+        "/v1/info" => {
+            p.only(&AT)?;
+            ApiRequest::Info {
+                table: p.table()?,
+                at: p.at()?,
+            }
+        }
+        "/v1/schema" => {
+            p.only(&AT)?;
+            ApiRequest::Schema {
+                table: p.table()?,
+                at: p.at()?,
+            }
+        }
+        "/v1/files" => {
+            p.only(&AT)?;
+            ApiRequest::Files {
+                table: p.table()?,
+                at: p.at()?,
+            }
+        }
+        "/v1/history" => {
+            p.only(&["table", "limit"])?;
+            ApiRequest::History {
+                table: p.table()?,
+                limit: p.usize("limit")?,
+            }
+        }
+        "/v1/scan" => {
+            p.only(&with(&["columns", "filter", "limit", "format"]))?;
+            let items = match p.columns()? {
+                None => vec![Item::Star],
+                Some(cols) => cols
+                    .into_iter()
+                    .map(|name| Item::Column { name, alias: None })
+                    .collect(),
+            };
+            ApiRequest::Rows {
+                query: Query {
+                    source: Source::Table {
+                        url: p.table()?,
+                        at: p.at()?,
+                    },
+                    items,
+                    filter: p.filter()?,
+                    group_by: Vec::new(),
+                    order_by: Vec::new(),
+                    limit: p.usize("limit")?,
+                },
+                format: p.format()?,
+            }
+        }
+        "/v1/changes" => {
+            p.only(&["table", "from", "to", "columns", "filter", "limit", "format"])?;
+            let from = p.bound("from")?.ok_or_else(|| {
+                QueryError::param("from", "missing: the first version (or timestamp) of the range")
+            })?;
+            // as the CLI: the chosen columns, then the change columns
+            let items = match p.columns()? {
+                None => vec![Item::Star],
+                Some(mut cols) => {
+                    for c in deltalens_core::changes::change_fields().iter().map(|f| f.name().clone()) {
+                        if !cols.contains(&c) {
+                            cols.push(c);
+                        }
+                    }
+                    cols.into_iter()
+                        .map(|name| Item::Column { name, alias: None })
+                        .collect()
+                }
+            };
+            ApiRequest::Rows {
+                query: Query {
+                    source: Source::Changes {
+                        url: p.table()?,
+                        from,
+                        to: p.bound("to")?,
+                    },
+                    items,
+                    filter: p.filter()?,
+                    group_by: Vec::new(),
+                    order_by: Vec::new(),
+                    limit: p.usize("limit")?,
+                },
+                format: p.format()?,
+            }
+        }
+        other => {
+            return Err(QueryError::param(
+                "path",
+                format!(
+                    "{other} is not a route: GET /v1/info, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
+                ),
+            ));
+        }
+    })
+}
+
+/// `POST /v1/query`: the body is the SQL text, or a JSON object `{"sql": …, "format": …}`.
+pub fn parse_query(body: &str, params: &[(String, String)]) -> Result<ApiRequest> {
+    let p = Params { list: params };
+    p.only(&["format"])?;
+    let mut format = p.format()?;
+    let trimmed = body.trim_start();
+    let sql = if trimmed.starts_with('{') {
+        let v: serde_json::Value = serde_json::from_str(trimmed)
+            .map_err(|e| QueryError::param("body", format!("not valid JSON: {e}")))?;
+        if let Some(f) = v.get("format").and_then(|f| f.as_str()) {
+            format = Format::parse(f)?;
+        }
+        v.get("sql")
+            .and_then(|s| s.as_str())
+            .ok_or_else(|| QueryError::param("sql", "missing: the body's JSON needs \"sql\""))?
+            .to_string()
+    } else {
+        body.to_string()
+    };
+    if sql.trim().is_empty() {
+        return Err(QueryError::param("sql", "empty: send a SELECT as the body"));
+    }
+    Ok(ApiRequest::Rows {
+        query: parse_sql(&sql)?,
+        format,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn routes() {
+        let r = parse_get("/v1/info", &params(&[("table", "s3://b/t"), ("version", "3")])).unwrap();
+        assert_eq!(
+            r,
+            ApiRequest::Info {
+                table: "s3://b/t".into(),
+                at: VersionSpec::Version(3)
+            }
+        );
+        let r = parse_get(
+            "/v1/scan",
+            &params(&[
+                ("table", "s3://b/t"),
+                ("columns", "a, b"),
+                ("filter", "a > 1"),
+                ("limit", "10"),
+                ("format", "csv"),
+            ]),
+        )
+        .unwrap();
+        let ApiRequest::Rows { query, format } = r else {
+            panic!()
+        };
+        assert_eq!(format, Format::Csv);
+        assert_eq!(query.items.len(), 2);
+        assert_eq!(query.limit, Some(10));
+        let r = parse_get(
+            "/v1/changes",
+            &params(&[("table", "t://x/y"), ("from", "1"), ("to", "2024-01-01"), ("columns", "id")]),
+        )
+        .unwrap();
+        let ApiRequest::Rows { query, .. } = r else {
+            panic!()
+        };
+        assert_eq!(query.items.len(), 4);
+        assert!(matches!(
+            query.source,
+            Source::Changes {
+                from: Bound::Version(1),
+                to: Some(Bound::Timestamp(_)),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn bad_requests_name_the_parameter() {
+        let name = |r: Result<ApiRequest>| match r {
+            Err(QueryError::InvalidParameter { parameter, .. }) => parameter,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(name(parse_get("/v1/info", &params(&[]))), "table");
+        assert_eq!(
+            name(parse_get("/v1/scan", &params(&[("table", "x"), ("limt", "1")]))),
+            "limt"
+        );
+        assert_eq!(
+            name(parse_get("/v1/scan", &params(&[("table", "x"), ("limit", "-1")]))),
+            "limit"
+        );
+        assert_eq!(
+            name(parse_get("/v1/scan", &params(&[("table", "x"), ("format", "xml")]))),
+            "format"
+        );
+        assert_eq!(
+            name(parse_get("/v1/scan", &params(&[("table", "x"), ("filter", "a >")]))),
+            "filter"
+        );
+        assert_eq!(
+            name(parse_get(
+                "/v1/info",
+                &params(&[("table", "x"), ("version", "1"), ("timestamp", "2024-01-01")])
+            )),
+            "version"
+        );
+        assert_eq!(name(parse_get("/v1/changes", &params(&[("table", "x")]))), "from");
+        assert_eq!(name(parse_get("/v2/nothing", &params(&[]))), "path");
+        assert_eq!(name(parse_query("  ", &[])), "sql");
+        assert_eq!(name(parse_query("{\"sq\": 1}", &[])), "sql");
+        let r = parse_query(
+            "{\"sql\": \"SELECT * FROM 'r2://T/x' LIMIT 1\", \"format\": \"jsonl\"}",
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(r, ApiRequest::Rows { format: Format::Jsonl, .. }));
+        assert_eq!(r.table(), "r2://T/x");
+    }
+}

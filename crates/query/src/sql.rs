@@ -1,0 +1,800 @@
+//! The SQL subset, parsed with `sqlparser` (Databricks dialect, so `VERSION AS OF` and
+//! `TIMESTAMP AS OF` read as in Spark):
+//!
+//! ```sql
+//! SELECT cols | * | COUNT(*) | COUNT/SUM/MIN/MAX/AVG(col) [AS alias], …
+//! FROM '<table url>' | delta.`<table url>` [VERSION AS OF n | TIMESTAMP AS OF '<ts>']
+//!    | table_changes('<table url>', from[, to])     -- versions or timestamps
+//! [WHERE <filter>] [GROUP BY cols] [ORDER BY col|alias|aggregate|position [ASC|DESC]
+//! [NULLS FIRST|LAST], …] [LIMIT n]
+//! ```
+//!
+//! Anything else is a [`QueryError::Unsupported`] naming the construct.
+
+use deltalens_core::VersionSpec;
+use deltalens_core::predicate::Predicate;
+use deltalens_core::time_travel::parse_timestamp;
+use sqlparser::ast::{
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, LimitClause, ObjectName,
+    OrderByKind, OrderBySort, SelectItem, SetExpr, Statement, TableFactor, TableVersion, Value,
+};
+use sqlparser::dialect::DatabricksDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer, Word};
+
+use crate::error::{QueryError, Result};
+
+/// Where rows come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A table at a version (`VERSION AS OF` / `TIMESTAMP AS OF`, latest by default).
+    Table { url: String, at: VersionSpec },
+    /// `table_changes(url, from, to)`: the change data feed, bounds inclusive.
+    Changes {
+        url: String,
+        from: Bound,
+        to: Option<Bound>,
+    },
+}
+
+/// A bound of `table_changes`: a version, or a timestamp (ms since the epoch, UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    Version(u64),
+    Timestamp(i64),
+}
+
+impl Source {
+    /// The table URL.
+    pub fn url(&self) -> &str {
+        match self {
+            Source::Table { url, .. } | Source::Changes { url, .. } => url,
+        }
+    }
+}
+
+/// An aggregate function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+impl AggFunc {
+    fn from_name(name: &str) -> Option<AggFunc> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "count" => AggFunc::Count,
+            "sum" => AggFunc::Sum,
+            "min" => AggFunc::Min,
+            "max" => AggFunc::Max,
+            "avg" => AggFunc::Avg,
+            _ => return None,
+        })
+    }
+
+    /// Lower-case SQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::Count => "count",
+            AggFunc::Sum => "sum",
+            AggFunc::Min => "min",
+            AggFunc::Max => "max",
+            AggFunc::Avg => "avg",
+        }
+    }
+}
+
+/// One item of the `SELECT` list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// `*`: every column.
+    Star,
+    /// A column, optionally renamed.
+    Column { name: String, alias: Option<String> },
+    /// An aggregate; `arg` is `None` for `COUNT(*)`.
+    Agg {
+        func: AggFunc,
+        arg: Option<String>,
+        alias: Option<String>,
+    },
+}
+
+impl Item {
+    /// The name of the output column (`*` has none).
+    pub fn output_name(&self) -> Option<String> {
+        match self {
+            Item::Star => None,
+            Item::Column { name, alias } => Some(alias.clone().unwrap_or_else(|| name.clone())),
+            Item::Agg { func, arg, alias } => Some(
+                alias
+                    .clone()
+                    .unwrap_or_else(|| agg_name(*func, arg.as_deref())),
+            ),
+        }
+    }
+}
+
+/// The default output name of an aggregate: `count(*)`, `sum(price)`.
+pub fn agg_name(func: AggFunc, arg: Option<&str>) -> String {
+    format!("{}({})", func.name(), arg.unwrap_or("*"))
+}
+
+/// What an `ORDER BY` key refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderTarget {
+    /// An output column (by name or alias), an input column, or an aggregate's default name.
+    Name(String),
+    /// `ORDER BY 2`: the second output column (1-based).
+    Position(usize),
+}
+
+/// One `ORDER BY` key. Nulls sort first ascending and last descending unless stated (as
+/// in Spark).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderKey {
+    pub target: OrderTarget,
+    pub descending: bool,
+    pub nulls_first: bool,
+}
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    pub source: Source,
+    pub items: Vec<Item>,
+    pub filter: Option<Predicate>,
+    pub group_by: Vec<String>,
+    pub order_by: Vec<OrderKey>,
+    pub limit: Option<usize>,
+}
+
+impl Query {
+    /// True when the query aggregates (an aggregate item or a `GROUP BY`).
+    pub fn aggregates(&self) -> bool {
+        !self.group_by.is_empty() || self.items.iter().any(|i| matches!(i, Item::Agg { .. }))
+    }
+}
+
+const PLACEHOLDER: &str = "__deltalens_table_";
+
+const SELECT_HINT: &str = "select columns, *, COUNT(*) or COUNT/SUM/MIN/MAX/AVG of a column";
+
+/// Parse one query of the subset.
+pub fn parse_sql(sql: &str) -> Result<Query> {
+    let dialect = DatabricksDialect {};
+    let syntax = |e: &dyn std::fmt::Display| QueryError::Syntax {
+        message: e.to_string(),
+    };
+    let mut tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| syntax(&e))?;
+    // `FROM '<url>'`: a string literal is no table name in SQL, so it becomes a placeholder
+    // identifier before parsing.
+    let mut urls = Vec::new();
+    let mut after_from = false;
+    for t in tokens.iter_mut() {
+        match &t.token {
+            Token::Whitespace(_) => continue,
+            Token::Word(w) if w.keyword == Keyword::FROM => {
+                after_from = true;
+                continue;
+            }
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) if after_from => {
+                urls.push(s.clone());
+                t.token = Token::Word(Word {
+                    value: format!("{PLACEHOLDER}{}", urls.len() - 1),
+                    quote_style: Some('`'),
+                    keyword: Keyword::NoKeyword,
+                });
+            }
+            _ => {}
+        }
+        after_from = false;
+    }
+    let statements = Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .map_err(|e| syntax(&e))?;
+    let [statement] = statements.as_slice() else {
+        return Err(QueryError::unsupported(
+            format!("{} statements", statements.len()),
+            "send exactly one SELECT",
+        ));
+    };
+    let Statement::Query(q) = statement else {
+        return Err(QueryError::unsupported(
+            first_words(&statement.to_string()),
+            "deltalens is read-only: only SELECT queries are answered",
+        ));
+    };
+    if q.with.is_some() {
+        return Err(QueryError::unsupported("WITH", "inline the query"));
+    }
+    if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() {
+        return Err(QueryError::unsupported(
+            "FETCH / FOR / locking clauses",
+            "use LIMIT",
+        ));
+    }
+    if q.settings.is_some() || q.format_clause.is_some() || !q.pipe_operators.is_empty() {
+        return Err(QueryError::unsupported(
+            "SETTINGS / FORMAT / pipe operators",
+            "use the format parameter",
+        ));
+    }
+    let select = match q.body.as_ref() {
+        SetExpr::Select(s) => s,
+        SetExpr::SetOperation { op, .. } => {
+            return Err(QueryError::unsupported(
+                op.to_string(),
+                "send one SELECT at a time",
+            ));
+        }
+        other => {
+            return Err(QueryError::unsupported(
+                first_words(&other.to_string()),
+                "only SELECT … FROM a table is answered",
+            ));
+        }
+    };
+    if select.distinct.is_some() {
+        return Err(QueryError::unsupported(
+            "DISTINCT",
+            "use GROUP BY on the columns",
+        ));
+    }
+    if select.top.is_some() {
+        return Err(QueryError::unsupported("TOP", "use LIMIT"));
+    }
+    if select.into.is_some() {
+        return Err(QueryError::unsupported(
+            "SELECT INTO",
+            "deltalens is read-only",
+        ));
+    }
+    if select.having.is_some() {
+        return Err(QueryError::unsupported(
+            "HAVING",
+            "filter rows with WHERE; groups cannot be filtered",
+        ));
+    }
+    if !select.lateral_views.is_empty()
+        || select.prewhere.is_some()
+        || !select.connect_by.is_empty()
+        || !select.cluster_by.is_empty()
+        || !select.distribute_by.is_empty()
+        || !select.sort_by.is_empty()
+        || !select.named_window.is_empty()
+        || select.qualify.is_some()
+        || select.exclude.is_some()
+        || select.value_table_mode.is_some()
+    {
+        return Err(QueryError::unsupported(
+            "this SELECT clause (LATERAL VIEW, CLUSTER/DISTRIBUTE/SORT BY, WINDOW, QUALIFY, …)",
+            "use WHERE, GROUP BY, ORDER BY and LIMIT",
+        ));
+    }
+    let source = match select.from.as_slice() {
+        [] => {
+            return Err(QueryError::unsupported(
+                "SELECT without FROM",
+                "read from a table: FROM '<table url>'",
+            ));
+        }
+        [t] => {
+            if !t.joins.is_empty() {
+                return Err(QueryError::unsupported(
+                    "JOIN",
+                    "query one table at a time",
+                ));
+            }
+            source(&t.relation, &urls)?
+        }
+        _ => {
+            return Err(QueryError::unsupported(
+                "several tables in FROM",
+                "query one table at a time",
+            ));
+        }
+    };
+    let items = select
+        .projection
+        .iter()
+        .map(item)
+        .collect::<Result<Vec<_>>>()?;
+    let filter = match &select.selection {
+        Some(e) => Some(Predicate::from_sql_expr(e)?),
+        None => None,
+    };
+    let group_by = match &select.group_by {
+        GroupByExpr::Expressions(exprs, modifiers) => {
+            if !modifiers.is_empty() {
+                return Err(QueryError::unsupported(
+                    "GROUP BY modifiers (ROLLUP, CUBE, …)",
+                    "group by plain columns",
+                ));
+            }
+            exprs
+                .iter()
+                .map(|e| match column_name(e) {
+                    Some(c) => Ok(c),
+                    None => Err(QueryError::unsupported(
+                        format!("GROUP BY `{e}`"),
+                        "group by column names",
+                    )),
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        GroupByExpr::All(_) => {
+            return Err(QueryError::unsupported(
+                "GROUP BY ALL",
+                "name the columns",
+            ));
+        }
+    };
+    let order_by = match &q.order_by {
+        None => Vec::new(),
+        Some(o) => match &o.kind {
+            OrderByKind::All(_) => {
+                return Err(QueryError::unsupported("ORDER BY ALL", "name the columns"));
+            }
+            OrderByKind::Expressions(keys) => keys
+                .iter()
+                .map(|k| {
+                    if k.with_fill.is_some() {
+                        return Err(QueryError::unsupported("WITH FILL", "drop it"));
+                    }
+                    let target = order_target(&k.expr)?;
+                    let descending = match &k.options.sort {
+                        None | Some(OrderBySort::Asc) => false,
+                        Some(OrderBySort::Desc) => true,
+                        Some(other) => {
+                            return Err(QueryError::unsupported(
+                                format!("ORDER BY … {other:?}"),
+                                "use ASC or DESC",
+                            ));
+                        }
+                    };
+                    Ok(OrderKey {
+                        target,
+                        descending,
+                        nulls_first: k.options.nulls_first.unwrap_or(!descending),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        },
+    };
+    let limit = match &q.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if offset.is_some() {
+                return Err(QueryError::unsupported(
+                    "OFFSET",
+                    "page with a filter on an ordered column instead",
+                ));
+            }
+            if !limit_by.is_empty() {
+                return Err(QueryError::unsupported("LIMIT BY", "use LIMIT n"));
+            }
+            match limit {
+                None => None,
+                Some(e) => Some(usize_of(e).ok_or_else(|| {
+                    QueryError::unsupported(
+                        format!("LIMIT {e}"),
+                        "LIMIT takes a non-negative integer",
+                    )
+                })?),
+            }
+        }
+        Some(LimitClause::OffsetCommaLimit { .. }) => {
+            return Err(QueryError::unsupported("LIMIT offset, n", "use LIMIT n"));
+        }
+    };
+    Ok(Query {
+        source,
+        items,
+        filter,
+        group_by,
+        order_by,
+        limit,
+    })
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+fn number_of(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) => Some(n),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn string_of(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn usize_of(e: &Expr) -> Option<usize> {
+    number_of(e)?.parse().ok()
+}
+
+fn column_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Identifier(id) => Some(id.value.clone()),
+        _ => None,
+    }
+}
+
+fn table_url(name: &ObjectName, urls: &[String]) -> Option<String> {
+    let parts: Vec<&str> = name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(|i| i.value.as_str()))
+        .collect::<Option<Vec<_>>>()?;
+    match parts.as_slice() {
+        [one] => {
+            let i: usize = one.strip_prefix(PLACEHOLDER)?.parse().ok()?;
+            urls.get(i).cloned()
+        }
+        // Spark's delta.`<path>`
+        ["delta", url] | ["DELTA", url] if url.contains('/') => Some(url.to_string()),
+        _ => None,
+    }
+}
+
+fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
+    let TableFactor::Table {
+        name,
+        args,
+        version,
+        with_hints,
+        partitions,
+        sample,
+        json_path,
+        with_ordinality,
+        ..
+    } = t
+    else {
+        return Err(QueryError::unsupported(
+            format!("FROM {}", first_words(&t.to_string())),
+            "read from a table: FROM '<table url>' or table_changes('<table url>', from, to)",
+        ));
+    };
+    if !with_hints.is_empty()
+        || !partitions.is_empty()
+        || sample.is_some()
+        || json_path.is_some()
+        || *with_ordinality
+    {
+        return Err(QueryError::unsupported(
+            format!("the table clause of `{t}`"),
+            "use FROM '<table url>' [VERSION AS OF n | TIMESTAMP AS OF '<ts>']",
+        ));
+    }
+    if let Some(args) = args {
+        let fname = name.to_string();
+        if !fname.eq_ignore_ascii_case("table_changes") {
+            return Err(QueryError::unsupported(
+                format!("the table function {fname}"),
+                "use table_changes('<table url>', from[, to])",
+            ));
+        }
+        if version.is_some() {
+            return Err(QueryError::unsupported(
+                "time travel on table_changes",
+                "give the versions as its arguments",
+            ));
+        }
+        let exprs: Vec<&Expr> = args
+            .args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
+                other => Err(QueryError::unsupported(
+                    format!("the argument `{other}` of table_changes"),
+                    "pass the table URL and versions as literals",
+                )),
+            })
+            .collect::<Result<_>>()?;
+        let bound = |e: &Expr| -> Result<Bound> {
+            if let Some(n) = number_of(e) {
+                return n.parse().map(Bound::Version).map_err(|_| {
+                    QueryError::param("table_changes", format!("{n} is not a version"))
+                });
+            }
+            if let Some(s) = string_of(e) {
+                if let Ok(v) = s.parse() {
+                    return Ok(Bound::Version(v));
+                }
+                return Ok(Bound::Timestamp(parse_timestamp(s)?));
+            }
+            Err(QueryError::param(
+                "table_changes",
+                format!("`{e}` is neither a version nor a timestamp"),
+            ))
+        };
+        return match exprs.as_slice() {
+            [url, from] | [url, from, _] => {
+                let Some(url) = string_of(url) else {
+                    return Err(QueryError::param(
+                        "table_changes",
+                        "the first argument is the table URL, as a string",
+                    ));
+                };
+                Ok(Source::Changes {
+                    url: url.to_string(),
+                    from: bound(from)?,
+                    to: exprs.get(2).map(|e| bound(e)).transpose()?,
+                })
+            }
+            _ => Err(QueryError::param(
+                "table_changes",
+                "takes the table URL, the first version and optionally the last",
+            )),
+        };
+    }
+    let Some(url) = table_url(name, urls) else {
+        return Err(QueryError::unsupported(
+            format!("the table name `{name}`"),
+            "name tables by URL: FROM 's3://bucket/path' (or delta.`<url>`)",
+        ));
+    };
+    let at = match version {
+        None => VersionSpec::Latest,
+        Some(TableVersion::VersionAsOf(e)) => {
+            VersionSpec::Version(number_of(e).and_then(|n| n.parse().ok()).ok_or_else(|| {
+                QueryError::param("VERSION AS OF", format!("`{e}` is not a version number"))
+            })?)
+        }
+        Some(TableVersion::TimestampAsOf(e)) => {
+            let s = string_of(e).ok_or_else(|| {
+                QueryError::param(
+                    "TIMESTAMP AS OF",
+                    format!("`{e}` is not a quoted timestamp"),
+                )
+            })?;
+            VersionSpec::Timestamp(parse_timestamp(s)?)
+        }
+        Some(other) => {
+            return Err(QueryError::unsupported(
+                other.to_string(),
+                "use VERSION AS OF n or TIMESTAMP AS OF '<ts>'",
+            ));
+        }
+    };
+    Ok(Source::Table { url, at })
+}
+
+fn aggregate(e: &Expr) -> Result<Option<(AggFunc, Option<String>)>> {
+    let Expr::Function(f) = e else {
+        return Ok(None);
+    };
+    let name = f.name.to_string();
+    let Some(func) = AggFunc::from_name(&name) else {
+        return Err(QueryError::unsupported(
+            format!("the function {name}"),
+            SELECT_HINT,
+        ));
+    };
+    if f.filter.is_some() || f.over.is_some() || !f.within_group.is_empty() {
+        return Err(QueryError::unsupported(
+            format!("`{e}`"),
+            "aggregates take no FILTER, OVER or WITHIN GROUP",
+        ));
+    }
+    let FunctionArguments::List(list) = &f.args else {
+        return Err(QueryError::unsupported(format!("`{e}`"), SELECT_HINT));
+    };
+    if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+        return Err(QueryError::unsupported(
+            format!("`{e}` (DISTINCT or clauses inside an aggregate)"),
+            "aggregate a plain column",
+        ));
+    }
+    let arg = match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => None,
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] if func == AggFunc::Count && number_of(a).is_some() => None,
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] => match column_name(a) {
+            Some(c) => Some(c),
+            None => {
+                return Err(QueryError::unsupported(
+                    format!("`{e}`"),
+                    "aggregates take one column",
+                ));
+            }
+        },
+        _ => {
+            return Err(QueryError::unsupported(
+                format!("`{e}`"),
+                "aggregates take one column (COUNT also takes *)",
+            ));
+        }
+    };
+    Ok(Some((func, arg)))
+}
+
+fn item(i: &SelectItem) -> Result<Item> {
+    let (e, alias) = match i {
+        SelectItem::Wildcard(opts) => {
+            if opts.opt_ilike.is_some()
+                || opts.opt_exclude.is_some()
+                || opts.opt_except.is_some()
+                || opts.opt_replace.is_some()
+                || opts.opt_rename.is_some()
+                || opts.opt_alias.is_some()
+            {
+                return Err(QueryError::unsupported(
+                    format!("`{i}`"),
+                    "use * or list the columns",
+                ));
+            }
+            return Ok(Item::Star);
+        }
+        SelectItem::QualifiedWildcard(..) => {
+            return Err(QueryError::unsupported(format!("`{i}`"), "use *"));
+        }
+        SelectItem::UnnamedExpr(e) => (e, None),
+        SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.value.clone())),
+        other => {
+            return Err(QueryError::unsupported(format!("`{other}`"), SELECT_HINT));
+        }
+    };
+    if let Some(name) = column_name(e) {
+        return Ok(Item::Column { name, alias });
+    }
+    match aggregate(e)? {
+        Some((func, arg)) => Ok(Item::Agg { func, arg, alias }),
+        None => Err(QueryError::unsupported(
+            format!("the expression `{e}` in SELECT"),
+            SELECT_HINT,
+        )),
+    }
+}
+
+fn order_target(e: &Expr) -> Result<OrderTarget> {
+    if let Some(c) = column_name(e) {
+        return Ok(OrderTarget::Name(c));
+    }
+    if let Some(n) = number_of(e) {
+        return match n.parse::<usize>() {
+            Ok(p) if p >= 1 => Ok(OrderTarget::Position(p)),
+            _ => Err(QueryError::param(
+                "ORDER BY",
+                format!("{n} is not a column position (1, 2, …)"),
+            )),
+        };
+    }
+    match aggregate(e)? {
+        Some((func, arg)) => Ok(OrderTarget::Name(agg_name(func, arg.as_deref()))),
+        None => Err(QueryError::unsupported(
+            format!("ORDER BY `{e}`"),
+            "order by output columns, aliases, aggregates or positions",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsupported(sql: &str) -> String {
+        match parse_sql(sql) {
+            Err(QueryError::Unsupported { construct, .. }) => construct,
+            other => panic!("{sql}: expected unsupported, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_subset() {
+        let q = parse_sql(
+            "SELECT brand, COUNT(*), SUM(price) AS total, avg(price) FROM 's3://b/t' VERSION AS OF 3 \
+             WHERE price > 10 AND brand IS NOT NULL GROUP BY brand ORDER BY total DESC, 1 LIMIT 5",
+        )
+        .unwrap();
+        assert_eq!(
+            q.source,
+            Source::Table {
+                url: "s3://b/t".into(),
+                at: VersionSpec::Version(3)
+            }
+        );
+        assert_eq!(q.items.len(), 4);
+        assert_eq!(q.items[1].output_name().unwrap(), "count(*)");
+        assert_eq!(q.items[2].output_name().unwrap(), "total");
+        assert_eq!(q.items[3].output_name().unwrap(), "avg(price)");
+        assert_eq!(q.group_by, vec!["brand"]);
+        assert_eq!(
+            q.order_by,
+            vec![
+                OrderKey {
+                    target: OrderTarget::Name("total".into()),
+                    descending: true,
+                    nulls_first: false
+                },
+                OrderKey {
+                    target: OrderTarget::Position(1),
+                    descending: false,
+                    nulls_first: true
+                }
+            ]
+        );
+        assert_eq!(q.limit, Some(5));
+        assert!(q.filter.is_some());
+        assert!(q.aggregates());
+    }
+
+    #[test]
+    fn sources() {
+        let q = parse_sql("select * from 'https://h/t' TIMESTAMP AS OF '2024-01-02'").unwrap();
+        assert_eq!(
+            q.source,
+            Source::Table {
+                url: "https://h/t".into(),
+                at: VersionSpec::Timestamp(1704153600000)
+            }
+        );
+        assert_eq!(q.items, vec![Item::Star]);
+        let q = parse_sql("SELECT id FROM delta.`/tmp/x` ").unwrap();
+        assert_eq!(q.source.url(), "/tmp/x");
+        let q = parse_sql("SELECT * FROM table_changes('r2://B/t', 2, 5) ORDER BY _commit_version").unwrap();
+        assert_eq!(
+            q.source,
+            Source::Changes {
+                url: "r2://B/t".into(),
+                from: Bound::Version(2),
+                to: Some(Bound::Version(5))
+            }
+        );
+        let q = parse_sql("SELECT * FROM table_changes('r2://B/t', '2024-01-01')").unwrap();
+        assert!(matches!(
+            q.source,
+            Source::Changes {
+                from: Bound::Timestamp(_),
+                to: None,
+                ..
+            }
+        ));
+        // a string elsewhere stays a string
+        let q = parse_sql("SELECT a FROM 'x/t' WHERE a = 'FROM'").unwrap();
+        assert_eq!(q.source.url(), "x/t");
+        let q = parse_sql("SELECT count(1) FROM 'x/t'").unwrap();
+        assert_eq!(q.items[0].output_name().unwrap(), "count(*)");
+    }
+
+    #[test]
+    fn outside_the_subset_is_named() {
+        assert_eq!(unsupported("SELECT DISTINCT a FROM 'x'"), "DISTINCT");
+        assert_eq!(unsupported("SELECT a FROM 'x' JOIN 'y' ON a = b"), "JOIN");
+        assert_eq!(unsupported("SELECT a + 1 FROM 'x'"), "the expression `a + 1` in SELECT");
+        assert_eq!(unsupported("SELECT upper(a) FROM 'x'"), "the function upper");
+        assert_eq!(unsupported("SELECT a FROM 'x' LIMIT 5 OFFSET 2"), "OFFSET");
+        assert_eq!(unsupported("SELECT a, count(*) FROM 'x' GROUP BY a HAVING count(*) > 1"), "HAVING");
+        assert_eq!(unsupported("SELECT a FROM my_table"), "the table name `my_table`");
+        assert_eq!(unsupported("SELECT 1"), "SELECT without FROM");
+        assert_eq!(unsupported("DELETE FROM 'x' WHERE a = 1"), "DELETE FROM");
+        assert_eq!(unsupported("SELECT a FROM 'x' UNION SELECT a FROM 'y'"), "UNION");
+        assert_eq!(unsupported("SELECT count(DISTINCT a) FROM 'x'"), "`count(DISTINCT a)` (DISTINCT or clauses inside an aggregate)");
+        assert_eq!(unsupported("SELECT a FROM 'x'; SELECT b FROM 'y'"), "2 statements");
+        assert_eq!(unsupported("WITH t AS (SELECT 1) SELECT * FROM t"), "WITH");
+        assert!(matches!(parse_sql("SELEC a FROM 'x'"), Err(QueryError::Syntax { .. })));
+        assert!(matches!(parse_sql("SELECT a FROM 'x' WHERE"), Err(QueryError::Syntax { .. })));
+    }
+}

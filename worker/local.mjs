@@ -1,0 +1,59 @@
+// Serve the built worker (worker/build) in workerd through miniflare on 127.0.0.1:$PORT
+// (8787), with the R2 binding TABLES kept on local disk ($DELTALENS_R2_DIR, default
+// target/worker-r2). Every sub-directory of each path in $DELTALENS_R2_LOAD (comma-
+// separated) is uploaded first, so `r2://TABLES/<dir name>` is that table. Vars and
+// secrets come from the environment: DELTALENS_*, AWS_*, AZURE_STORAGE_*. Stops on
+// SIGINT/SIGTERM, or after $DELTALENS_STOP_AFTER seconds when set.
+import { createRequire } from 'node:module';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(new URL('.', import.meta.url).pathname, '..');
+// miniflare (and workerd) come from tools/ (npm ci in scripts/setup)
+const { Miniflare } = createRequire(join(root, 'tools/package.json'))('miniflare');
+const port = Number(process.env.PORT || 8787);
+const bindings = {};
+for (const [k, v] of Object.entries(process.env)) {
+  if (/^(DELTALENS_(?!R2_|STOP_)|AWS_|AZURE_STORAGE_)/.test(k)) bindings[k] = v;
+}
+const mf = new Miniflare({
+  host: '127.0.0.1',
+  port,
+  modules: true,
+  scriptPath: join(root, 'worker/build/index.js'),
+  modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+  compatibilityDate: '2026-04-26',
+  bindings,
+  r2Buckets: ['TABLES'],
+  r2Persist: process.env.DELTALENS_R2_DIR || join(root, 'target/worker-r2'),
+  // tables on loopback (nginx, moto in the tests) must be reachable: workerd's default
+  // network refuses local addresses
+  outboundService: { network: { allow: ['public', 'private', 'local'] } },
+});
+await mf.ready;
+
+function* files(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* files(p);
+    else yield p;
+  }
+}
+const bucket = await mf.getR2Bucket('TABLES');
+let uploaded = 0;
+for (const base of (process.env.DELTALENS_R2_LOAD || '').split(',').filter(Boolean)) {
+  for (const t of readdirSync(base)) {
+    const dir = join(base, t);
+    if (!statSync(dir).isDirectory()) continue;
+    for (const f of files(dir)) {
+      const b = readFileSync(f);
+      await bucket.put(`${t}/${relative(dir, f)}`, b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+      uploaded++;
+    }
+  }
+}
+console.log(`deltalens worker on http://127.0.0.1:${port}/ (R2 TABLES: ${uploaded} objects uploaded; allowed tables: ${process.env.DELTALENS_ALLOWED_TABLES || 'none'})`);
+const stop = async () => { await mf.dispose(); process.exit(0); };
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+if (process.env.DELTALENS_STOP_AFTER) setTimeout(stop, Number(process.env.DELTALENS_STOP_AFTER) * 1000);

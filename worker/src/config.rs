@@ -1,0 +1,94 @@
+//! The worker's configuration, from `wrangler.toml` vars and Worker secrets:
+//!
+//! | name | meaning | default |
+//! | --- | --- | --- |
+//! | `DELTALENS_ALLOWED_TABLES` | comma-separated table URL prefixes | none (nothing allowed) |
+//! | `DELTALENS_AUTH_TOKEN` (secret) | require `Authorization: Bearer <token>` | no auth |
+//! | `DELTALENS_MAX_ROWS` | rows a response may hold | 10000 |
+//! | `DELTALENS_MAX_BYTES` | bytes read from storage per request | 67108864 |
+//! | `DELTALENS_MAX_SUBREQUESTS` | storage requests per request | 45 |
+//! | `DELTALENS_MAX_WALL_MS` | wall time per request | 20000 |
+//! | `DELTALENS_CORS_ORIGINS` | origins allowed to call from a page (`*` for any) | none |
+//! | `DELTALENS_CACHE_BYTES` | log/footer cache per isolate | 33554432 |
+//! | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (secrets), `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_VIRTUAL_HOSTED_STYLE` | `s3://` tables | anonymous AWS |
+//! | `AZURE_STORAGE_SAS_TOKEN` (secret), `AZURE_STORAGE_ENDPOINT`, `AZURE_STORAGE_ACCOUNT_NAME` | `abfss://`, `az://` tables | public |
+
+use deltalens_fetch_storage::BrowserOptions;
+use deltalens_query::access::Allowlist;
+use deltalens_storage::Budgets;
+use worker::Env;
+
+pub struct Config {
+    pub allowlist: Allowlist,
+    pub auth_token: Option<String>,
+    pub max_rows: usize,
+    pub budgets: Budgets,
+    pub cors_origins: Vec<String>,
+    pub cache_bytes: usize,
+    pub storage: BrowserOptions,
+}
+
+/// A var or secret, trimmed; `None` when unset or blank.
+fn get(env: &Env, name: &str) -> Option<String> {
+    let v = env
+        .secret(name)
+        .map(|s| s.to_string())
+        .or_else(|_| env.var(name).map(|v| v.to_string()))
+        .ok()?;
+    let v = v.trim().to_string();
+    (!v.is_empty()).then_some(v)
+}
+
+fn number(env: &Env, name: &str, default: u64) -> Result<u64, String> {
+    match get(env, name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("{name} is {v:?}, not a whole number: fix the Worker's vars")),
+    }
+}
+
+impl Config {
+    pub fn from_env(env: &Env) -> Result<Config, String> {
+        let max_rows = number(env, "DELTALENS_MAX_ROWS", 10_000)? as usize;
+        let budgets = Budgets {
+            max_requests: Some(number(env, "DELTALENS_MAX_SUBREQUESTS", 45)?),
+            max_bytes: Some(number(env, "DELTALENS_MAX_BYTES", 64 << 20)?),
+            max_millis: Some(number(env, "DELTALENS_MAX_WALL_MS", 20_000)? as f64),
+        };
+        Ok(Config {
+            allowlist: Allowlist::parse(&get(env, "DELTALENS_ALLOWED_TABLES").unwrap_or_default()),
+            auth_token: get(env, "DELTALENS_AUTH_TOKEN"),
+            max_rows,
+            budgets,
+            cors_origins: get(env, "DELTALENS_CORS_ORIGINS")
+                .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_default(),
+            cache_bytes: number(env, "DELTALENS_CACHE_BYTES", 32 << 20)? as usize,
+            storage: BrowserOptions {
+                s3_endpoint: get(env, "AWS_ENDPOINT_URL"),
+                s3_region: get(env, "AWS_REGION"),
+                s3_access_key_id: get(env, "AWS_ACCESS_KEY_ID"),
+                s3_secret_access_key: get(env, "AWS_SECRET_ACCESS_KEY"),
+                s3_session_token: get(env, "AWS_SESSION_TOKEN"),
+                s3_virtual_hosted: get(env, "AWS_VIRTUAL_HOSTED_STYLE")
+                    .is_some_and(|v| v == "true"),
+                azure_sas: get(env, "AZURE_STORAGE_SAS_TOKEN"),
+                azure_endpoint: get(env, "AZURE_STORAGE_ENDPOINT"),
+                azure_account: get(env, "AZURE_STORAGE_ACCOUNT_NAME"),
+            },
+        })
+    }
+
+    /// The `Access-Control-Allow-Origin` value for a request from `origin`, if allowed.
+    pub fn cors_origin(&self, origin: Option<&str>) -> Option<String> {
+        let origin = origin?;
+        if self.cors_origins.iter().any(|o| o == "*") {
+            return Some("*".into());
+        }
+        self.cors_origins
+            .iter()
+            .any(|o| o == origin)
+            .then(|| origin.to_string())
+    }
+}

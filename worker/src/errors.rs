@@ -1,0 +1,50 @@
+//! The one place where errors become HTTP responses: `{"error": {"code", "message"}}`
+//! with the status [`deltalens_query::QueryError::status`] chose (400 bad query, 401 no
+//! token, 403 table not allowed, 404 no table/version, 405, 408/413 budgets, 409 CDF off,
+//! 501 unsupported table feature, 502 storage failed).
+
+use deltalens_query::QueryError;
+use serde_json::json;
+
+/// One failed request.
+pub struct ApiError {
+    pub status: u16,
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+
+    pub fn body(&self) -> String {
+        json!({"error": {"code": self.code, "message": self.message}}).to_string()
+    }
+}
+
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> Self {
+        ApiError {
+            status: e.status(),
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<deltalens_core::Error> for ApiError {
+    fn from(e: deltalens_core::Error) -> Self {
+        QueryError::from(e).into()
+    }
+}
+
+impl From<worker::Error> for ApiError {
+    fn from(e: worker::Error) -> Self {
+        ApiError::new(500, "worker_error", format!("the worker runtime failed: {e}"))
+    }
+}

@@ -1,0 +1,21 @@
+//! deltalens as a Cloudflare Worker: HTTP queries on Delta tables at the edge.
+//!
+//! Thin by design: [`routes`] parses the request into a [`deltalens_query::ApiRequest`],
+//! checks the bearer token and the table allowlist (before any subrequest), opens the
+//! table through a per-request storage stack ([`stack`]), calls the core and serializes.
+//! Errors become JSON `{"error": {"code", "message"}}` with an HTTP status in one place
+//! ([`errors`]). Configuration comes from the Worker's vars and secrets ([`config`]).
+#![cfg(target_arch = "wasm32")]
+
+mod config;
+mod errors;
+mod r2;
+mod routes;
+mod stack;
+
+use worker::{Context, Env, Request, Response, event};
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+    routes::handle(req, env).await
+}

@@ -1,0 +1,201 @@
+//! Requests in, responses out: method and path, bearer token, allowlist, then the core.
+
+use deltalens_core::Table;
+use deltalens_query::request::{parse_get, parse_query};
+use deltalens_query::{ApiRequest, encode::encode, execute};
+use serde_json::{Value, json};
+use worker::{Env, Headers, Method, Request, Response};
+
+use crate::config::Config;
+use crate::errors::ApiError;
+use crate::stack::open;
+
+/// The largest `POST /v1/query` body read.
+const MAX_BODY: usize = 64 << 10;
+
+pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
+    let config = match Config::from_env(&env) {
+        Ok(c) => c,
+        Err(m) => return respond_error(&ApiError::new(500, "bad_configuration", m), None),
+    };
+    let origin = req.headers().get("origin").ok().flatten();
+    let cors = config.cors_origin(origin.as_deref());
+    if req.method() == Method::Options {
+        let h = Headers::new();
+        if let Some(o) = &cors {
+            h.set("access-control-allow-origin", o)?;
+            h.set("access-control-allow-methods", "GET, POST, OPTIONS")?;
+            h.set("access-control-allow-headers", "authorization, content-type")?;
+            h.set("access-control-max-age", "86400")?;
+            h.set("vary", "origin")?;
+        }
+        return Ok(Response::empty()?.with_status(204).with_headers(h));
+    }
+    match route(req, &env, &config).await {
+        Ok(r) => with_cors(r, cors.as_deref()),
+        Err(e) => respond_error(&e, cors.as_deref()),
+    }
+}
+
+fn with_cors(r: Response, origin: Option<&str>) -> worker::Result<Response> {
+    if let Some(o) = origin {
+        let h = r.headers().clone();
+        h.set("access-control-allow-origin", o)?;
+        h.set(
+            "access-control-expose-headers",
+            "x-deltalens-version, x-deltalens-subrequests, x-deltalens-bytes-read, x-deltalens-rows",
+        )?;
+        h.set("vary", "origin")?;
+        return Ok(r.with_headers(h));
+    }
+    Ok(r)
+}
+
+fn respond_error(e: &ApiError, origin: Option<&str>) -> worker::Result<Response> {
+    let h = Headers::new();
+    h.set("content-type", "application/json")?;
+    if e.status == 401 {
+        h.set("www-authenticate", "Bearer")?;
+    }
+    let r = Response::ok(e.body())?.with_status(e.status).with_headers(h);
+    with_cors(r, origin)
+}
+
+/// Constant-time comparison of the presented token with the configured one.
+fn token_matches(given: &str, want: &str) -> bool {
+    let (a, b) = (given.as_bytes(), want.as_bytes());
+    let mut diff = a.len() ^ b.len();
+    for (i, y) in b.iter().enumerate() {
+        diff |= usize::from(a.get(i).copied().unwrap_or(0) ^ y);
+    }
+    diff == 0
+}
+
+async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
+    if let Some(want) = &config.auth_token {
+        let given = req.headers().get("authorization").ok().flatten();
+        let ok = given
+            .as_deref()
+            .and_then(|g| g.strip_prefix("Bearer "))
+            .is_some_and(|g| token_matches(g.trim(), want));
+        if !ok {
+            return Err(ApiError::new(
+                401,
+                "unauthorized",
+                "this worker needs `Authorization: Bearer <token>` with its DELTALENS_AUTH_TOKEN",
+            ));
+        }
+    }
+    let url = req.url()?;
+    let params: Vec<(String, String)> = url
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let path = url.path().to_string();
+    let api = match (req.method(), path.as_str()) {
+        (Method::Get, "/") => {
+            let body = json!({
+                "service": "deltalens",
+                "version": env!("CARGO_PKG_VERSION"),
+                "routes": ["GET /v1/info", "GET /v1/schema", "GET /v1/history", "GET /v1/files",
+                           "GET /v1/scan", "GET /v1/changes", "POST /v1/query"],
+                "allowed_table_prefixes": config.allowlist.len(),
+            });
+            return json_response(&body, None);
+        }
+        (Method::Post, "/v1/query") => {
+            let body = req.bytes().await?;
+            if body.len() > MAX_BODY {
+                return Err(ApiError::new(
+                    413,
+                    "query_too_large",
+                    format!("the query is {} bytes; at most {MAX_BODY} are read", body.len()),
+                ));
+            }
+            let text = String::from_utf8(body).map_err(|_| {
+                ApiError::new(400, "invalid_parameter", "the query body is not UTF-8")
+            })?;
+            parse_query(&text, &params)?
+        }
+        (_, "/v1/query") => {
+            return Err(ApiError::new(
+                405,
+                "method_not_allowed",
+                "send the SQL with POST /v1/query",
+            ));
+        }
+        (Method::Get | Method::Head, p) if p.starts_with("/v1/") => parse_get(p, &params)?,
+        (_, p) if p.starts_with("/v1/") => {
+            return Err(ApiError::new(
+                405,
+                "method_not_allowed",
+                format!("{p} answers GET"),
+            ));
+        }
+        (_, p) => {
+            return Err(ApiError::new(
+                404,
+                "not_found",
+                format!("{p} is not a route: GET /v1/info, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"),
+            ));
+        }
+    };
+    // before anything is fetched: the table must be allowed
+    config.allowlist.check(api.table())?;
+    let opened = open(api.table(), env, config)?;
+    let result = run(api, &opened.table, config).await;
+    let (content_type, body, version, rows) = result?;
+    let h = Headers::new();
+    h.set("content-type", content_type)?;
+    h.set("x-deltalens-version", &version.to_string())?;
+    h.set("x-deltalens-subrequests", &opened.budget.requests().to_string())?;
+    h.set("x-deltalens-bytes-read", &opened.budget.bytes().to_string())?;
+    if let Some(n) = rows {
+        h.set("x-deltalens-rows", &n.to_string())?;
+    }
+    h.set("cache-control", "no-store")?;
+    Ok(Response::from_bytes(body)?.with_headers(h))
+}
+
+fn json_response(v: &Value, _: Option<()>) -> Result<Response, ApiError> {
+    let h = Headers::new();
+    h.set("content-type", "application/json")?;
+    Ok(Response::ok(v.to_string())?.with_headers(h))
+}
+
+type Answer = (&'static str, Vec<u8>, u64, Option<usize>);
+
+fn doc(v: &Value, version: u64) -> Answer {
+    let mut body = v.to_string().into_bytes();
+    body.push(b'\n');
+    ("application/json", body, version, None)
+}
+
+async fn run(api: ApiRequest, table: &Table, config: &Config) -> Result<Answer, ApiError> {
+    Ok(match api {
+        ApiRequest::Info { at, .. } => {
+            let s = table.snapshot(at).await?;
+            doc(&deltalens_report::overview(table.location(), &s), s.version)
+        }
+        ApiRequest::Schema { at, .. } => {
+            let s = table.snapshot(at).await?;
+            doc(&s.schema.raw, s.version)
+        }
+        ApiRequest::Files { at, .. } => {
+            let s = table.snapshot(at).await?;
+            doc(&Value::Array(deltalens_report::files(&s)?), s.version)
+        }
+        ApiRequest::History { limit, .. } => {
+            let h = table.history(limit).await?;
+            let version = h.first().map_or(0, |e| e.version);
+            let v = serde_json::to_value(&h)
+                .map_err(|e| ApiError::new(500, "encode_failed", e.to_string()))?;
+            doc(&v, version)
+        }
+        ApiRequest::Rows { query, format } => {
+            let out = execute(&query, table, Some(config.max_rows)).await?;
+            let body = encode(format, &out.schema, &out.batches)?;
+            (format.content_type(), body, out.version, Some(out.num_rows()))
+        }
+    })
+}

@@ -1,0 +1,87 @@
+//! The storage under one request: the table's backend (an R2 binding, or `fetch` for
+//! `s3://`, `abfss://`/`az://`, `https://`) under a [`BudgetStorage`] (subrequests, bytes,
+//! wall time), under a [`CachingStorage`] whose memory is shared by every request of the
+//! isolate for the same table root — so log files, checkpoints and Parquet footers read by
+//! one request are not fetched again by the next, and cache hits cost no budget.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use deltalens_core::Table;
+use deltalens_fetch_storage::FetchStorage;
+use deltalens_storage::{BudgetStorage, CachingStorage, DynStorage, SharedCache};
+use worker::Env;
+
+use crate::config::Config;
+use crate::errors::ApiError;
+use crate::r2::{R2Storage, parse_url};
+
+/// Table roots with a cache in this isolate (least recently used first).
+const ROOTS: usize = 8;
+
+thread_local! {
+    static CACHES: RefCell<Vec<(String, SharedCache)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The cache of `root`: each of at most [`ROOTS`] roots gets an equal share of
+/// `total_bytes`; single reads above a quarter of a share (large column chunks) are not
+/// kept.
+fn cache_for(root: &str, total_bytes: usize) -> SharedCache {
+    CACHES.with(|c| {
+        let mut c = c.borrow_mut();
+        let found = c.iter().position(|(r, _)| r == root);
+        let entry = match found {
+            Some(i) => c.remove(i),
+            None => {
+                if c.len() >= ROOTS {
+                    c.remove(0);
+                }
+                let share = total_bytes / ROOTS;
+                (root.to_string(), SharedCache::new(share, share / 4))
+            }
+        };
+        let cache = entry.1.clone();
+        c.push(entry);
+        cache
+    })
+}
+
+/// Milliseconds, for the wall-time budget.
+pub fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+/// A table opened for one request, with its budget meter.
+pub struct Opened {
+    pub table: Table,
+    pub budget: Arc<BudgetStorage<DynStorage>>,
+}
+
+pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
+    let backend: DynStorage = match parse_url(url) {
+        Some((binding, path)) => {
+            let bucket = env.bucket(binding).map_err(|_| {
+                ApiError::new(
+                    400,
+                    "invalid_table_url",
+                    format!(
+                        "{url}: this worker has no R2 binding named {binding}; add [[r2_buckets]] binding = \"{binding}\" to wrangler.toml"
+                    ),
+                )
+            })?;
+            Arc::new(R2Storage::new(bucket, binding, path))
+        }
+        None => Arc::new(
+            FetchStorage::open(url, &config.storage)
+                .map_err(|e| ApiError::new(400, "invalid_table_url", e.0))?
+                .on_server(),
+        ),
+    };
+    let budget = Arc::new(BudgetStorage::new(backend, config.budgets, now));
+    let cache = cache_for(url.trim_end_matches('/'), config.cache_bytes);
+    let storage: DynStorage = Arc::new(CachingStorage::with_cache(budget.clone(), cache));
+    Ok(Opened {
+        table: Table::new(storage, url),
+        budget,
+    })
+}
