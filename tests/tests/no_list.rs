@@ -111,3 +111,60 @@ fn discovery_without_listing_matches_listing() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A store without listing whose requests are budgeted (an edge worker's): discovery
+/// probes 2, 4, 8, … commit names instead of 16 at once — the same snapshots, fewer
+/// requests.
+#[derive(Debug)]
+struct FewRequests(deltalens_storage::CountingStorage<NoList>);
+
+#[async_trait::async_trait]
+impl Storage for FewRequests {
+    async fn list(&self, prefix: &str, s: Option<&str>) -> Result<Vec<ObjectMeta>, StorageError> {
+        self.0.list(prefix, s).await
+    }
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes, StorageError> {
+        self.0.get_range(path, range).await
+    }
+    async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
+        self.0.get(path).await
+    }
+    async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
+        self.0.head(path).await
+    }
+    fn few_requests(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn budgeted_discovery_makes_fewer_requests() {
+    let rt = runtime();
+    let (mut fewer, mut total_many, mut total_few) = (0, 0, 0);
+    for f in FIXTURES {
+        let loc = fixtures_dir().join(f).to_string_lossy().to_string();
+        let many = Arc::new(deltalens_storage::CountingStorage::new(NoList(
+            ObjectStoreStorage::open(&loc, &[]).unwrap(),
+        )));
+        let few = Arc::new(FewRequests(deltalens_storage::CountingStorage::new(
+            NoList(ObjectStoreStorage::open(&loc, &[]).unwrap()),
+        )));
+        let a = rt
+            .block_on(Table::new(many.clone(), &loc).snapshot(VersionSpec::Latest))
+            .unwrap();
+        let b = rt
+            .block_on(Table::new(few.clone(), &loc).snapshot(VersionSpec::Latest))
+            .unwrap();
+        assert_eq!(summary(&a), summary(&b), "{loc}");
+        let (m, n) = (many.stats().requests, few.0.stats().requests);
+        assert!(n <= m, "{loc}: {n} budgeted requests vs {m}");
+        fewer += usize::from(n < m);
+        total_many += m;
+        total_few += n;
+    }
+    eprintln!(
+        "budgeted discovery: {total_few} requests vs {total_many} over {} fixtures ({fewer} with fewer)",
+        FIXTURES.len()
+    );
+    assert!(fewer > FIXTURES.len() / 2);
+}

@@ -18,6 +18,7 @@ use deltalens_query::access::Allowlist;
 use deltalens_storage::Budgets;
 use worker::Env;
 
+#[derive(Clone)]
 pub struct Config {
     pub allowlist: Allowlist,
     pub auth_token: Option<String>,
@@ -78,6 +79,35 @@ impl Config {
                 azure_account: get(env, "AZURE_STORAGE_ACCOUNT_NAME"),
             },
         })
+    }
+
+    /// Apply a client's own lower budgets — `budget_rows`, `budget_bytes`,
+    /// `budget_subrequests`, `budget_ms` request parameters, which can only lower the
+    /// configured ones — and remove them from `params`.
+    pub fn lower_budgets(&mut self, params: &mut Vec<(String, String)>) -> Result<(), String> {
+        let mut rest = Vec::new();
+        for (k, v) in params.drain(..) {
+            let n = || -> Result<u64, String> {
+                v.parse()
+                    .map_err(|_| format!("{k} is {v:?}, not a whole number"))
+            };
+            let lower = |cur: Option<u64>, n: u64| Some(cur.map_or(n, |c| c.min(n)));
+            match k.as_str() {
+                "budget_rows" => self.max_rows = self.max_rows.min(n()? as usize),
+                "budget_bytes" => self.budgets.max_bytes = lower(self.budgets.max_bytes, n()?),
+                "budget_subrequests" => {
+                    self.budgets.max_requests = lower(self.budgets.max_requests, n()?)
+                }
+                "budget_ms" => {
+                    let ms = n()? as f64;
+                    self.budgets.max_millis =
+                        Some(self.budgets.max_millis.map_or(ms, |c| c.min(ms)));
+                }
+                _ => rest.push((k, v)),
+            }
+        }
+        *params = rest;
+        Ok(())
     }
 
     /// The `Access-Control-Allow-Origin` value for a request from `origin`, if allowed.

@@ -45,6 +45,10 @@ impl From<deltalens_core::Error> for ApiError {
 
 impl From<worker::Error> for ApiError {
     fn from(e: worker::Error) -> Self {
-        ApiError::new(500, "worker_error", format!("the worker runtime failed: {e}"))
+        ApiError::new(
+            500,
+            "worker_error",
+            format!("the worker runtime failed: {e}"),
+        )
     }
 }

@@ -60,11 +60,7 @@ impl R2Storage {
         }
     }
 
-    async fn read(
-        &self,
-        path: &str,
-        range: Option<Range>,
-    ) -> Result<(Bytes, u64)> {
+    async fn read(&self, path: &str, range: Option<Range>) -> Result<(Bytes, u64)> {
         let mut get = self.bucket.get(self.key(path));
         if let Some(r) = range {
             get = get.range(r);
@@ -96,7 +92,10 @@ impl Storage for R2Storage {
             if let Some(c) = cursor.take() {
                 l = l.cursor(c);
             }
-            let page = l.execute().await.map_err(|e| self.fail("list", prefix, e))?;
+            let page = l
+                .execute()
+                .await
+                .map_err(|e| self.fail("list", prefix, e))?;
             out.extend(page.objects().iter().map(|o| self.meta(o)));
             match page.cursor() {
                 Some(c) if page.truncated() => cursor = Some(c),

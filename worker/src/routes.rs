@@ -25,7 +25,10 @@ pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
         if let Some(o) = &cors {
             h.set("access-control-allow-origin", o)?;
             h.set("access-control-allow-methods", "GET, POST, OPTIONS")?;
-            h.set("access-control-allow-headers", "authorization, content-type")?;
+            h.set(
+                "access-control-allow-headers",
+                "authorization, content-type",
+            )?;
             h.set("access-control-max-age", "86400")?;
             h.set("vary", "origin")?;
         }
@@ -57,7 +60,9 @@ fn respond_error(e: &ApiError, origin: Option<&str>) -> worker::Result<Response>
     if e.status == 401 {
         h.set("www-authenticate", "Bearer")?;
     }
-    let r = Response::ok(e.body())?.with_status(e.status).with_headers(h);
+    let r = Response::ok(e.body())?
+        .with_status(e.status)
+        .with_headers(h);
     with_cors(r, origin)
 }
 
@@ -72,6 +77,7 @@ fn token_matches(given: &str, want: &str) -> bool {
 }
 
 async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
+    let mut config = Config { ..config.clone() };
     if let Some(want) = &config.auth_token {
         let given = req.headers().get("authorization").ok().flatten();
         let ok = given
@@ -87,10 +93,14 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
         }
     }
     let url = req.url()?;
-    let params: Vec<(String, String)> = url
+    let mut params: Vec<(String, String)> = url
         .query_pairs()
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
+    config
+        .lower_budgets(&mut params)
+        .map_err(|m| ApiError::new(400, "invalid_parameter", m))?;
+    let config = &config;
     let path = url.path().to_string();
     let api = match (req.method(), path.as_str()) {
         (Method::Get, "/") => {
@@ -109,7 +119,10 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
                 return Err(ApiError::new(
                     413,
                     "query_too_large",
-                    format!("the query is {} bytes; at most {MAX_BODY} are read", body.len()),
+                    format!(
+                        "the query is {} bytes; at most {MAX_BODY} are read",
+                        body.len()
+                    ),
                 ));
             }
             let text = String::from_utf8(body).map_err(|_| {
@@ -136,7 +149,9 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
             return Err(ApiError::new(
                 404,
                 "not_found",
-                format!("{p} is not a route: GET /v1/info, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"),
+                format!(
+                    "{p} is not a route: GET /v1/info, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
+                ),
             ));
         }
     };
@@ -145,10 +160,18 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
     let opened = open(api.table(), env, config)?;
     let result = run(api, &opened.table, config).await;
     let (content_type, body, version, rows) = result?;
+    // the work after the last subrequest counts too
+    opened
+        .budget
+        .check_time("the response")
+        .map_err(|e| ApiError::from(deltalens_core::Error::from(e)))?;
     let h = Headers::new();
     h.set("content-type", content_type)?;
     h.set("x-deltalens-version", &version.to_string())?;
-    h.set("x-deltalens-subrequests", &opened.budget.requests().to_string())?;
+    h.set(
+        "x-deltalens-subrequests",
+        &opened.budget.requests().to_string(),
+    )?;
     h.set("x-deltalens-bytes-read", &opened.budget.bytes().to_string())?;
     if let Some(n) = rows {
         h.set("x-deltalens-rows", &n.to_string())?;
@@ -195,7 +218,12 @@ async fn run(api: ApiRequest, table: &Table, config: &Config) -> Result<Answer, 
         ApiRequest::Rows { query, format } => {
             let out = execute(&query, table, Some(config.max_rows)).await?;
             let body = encode(format, &out.schema, &out.batches)?;
-            (format.content_type(), body, out.version, Some(out.num_rows()))
+            (
+                format.content_type(),
+                body,
+                out.version,
+                Some(out.num_rows()),
+            )
         }
     })
 }

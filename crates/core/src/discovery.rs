@@ -43,16 +43,25 @@ pub enum Discover {
 /// The first probe batch: Spark checkpoints every 10 commits, so one batch usually
 /// finds every commit after `_last_checkpoint` in a single round trip.
 const FIRST_BATCH: u64 = 16;
+/// The first batch where requests are budgeted ([`Storage::few_requests`]): batches of 2,
+/// 2, 4, 4, 8, 8, … cost at most the commits found plus a few, in a few more round trips.
+const FIRST_BATCH_FEW_REQUESTS: u64 = 2;
 const MAX_BATCH: u64 = 1024;
 
 /// The consecutive commits from `from` on, fetched whole: batches of 16, 32, 64, ...
-/// requested at once, until a commit is missing.
+/// (2, 2, 4, 4, ... where requests are budgeted) requested at once, until a commit is missing.
 async fn probe_commits<S: Storage + ?Sized>(
     storage: &S,
     from: u64,
 ) -> Result<BTreeMap<u64, Bytes>> {
     let mut found = BTreeMap::new();
-    let (mut next, mut batch) = (from, FIRST_BATCH);
+    let few = storage.few_requests();
+    let first = if few {
+        FIRST_BATCH_FEW_REQUESTS
+    } else {
+        FIRST_BATCH
+    };
+    let (mut next, mut batch, mut rounds) = (from, first, 0u32);
     loop {
         let got: Vec<Option<Bytes>> = futures::stream::iter(next..next + batch)
             .map(|v| async move { get(storage, &commit_path(v)).await })
@@ -68,7 +77,10 @@ async fn probe_commits<S: Storage + ?Sized>(
             }
         }
         next += batch;
-        batch = (batch * 2).min(MAX_BATCH);
+        rounds += 1;
+        if !(few && rounds % 2 == 1) {
+            batch = (batch * 2).min(MAX_BATCH);
+        }
     }
 }
 

@@ -122,6 +122,10 @@ impl<S: Storage + ?Sized> Storage for WithPrefetched<'_, S> {
     fn can_list(&self) -> bool {
         self.inner.can_list()
     }
+
+    fn few_requests(&self) -> bool {
+        self.inner.few_requests()
+    }
 }
 
 #[cfg(test)]

@@ -57,7 +57,10 @@ impl Allowlist {
 }
 
 fn well_formed(url: &str) -> bool {
-    if url.chars().any(|c| c.is_control() || c == '\\' || c.is_whitespace()) {
+    if url
+        .chars()
+        .any(|c| c.is_control() || c == '\\' || c.is_whitespace())
+    {
         return false;
     }
     let Some((_, rest)) = url.split_once("://") else {
@@ -80,7 +83,9 @@ mod tests {
 
     #[test]
     fn prefixes_at_path_boundaries() {
-        let a = Allowlist::parse(" https://h.example/tables/ , s3://bucket/delta,r2://TABLES ,abfss://c@acct.dfs.core.windows.net/t");
+        let a = Allowlist::parse(
+            " https://h.example/tables/ , s3://bucket/delta,r2://TABLES ,abfss://c@acct.dfs.core.windows.net/t",
+        );
         assert_eq!(a.len(), 4);
         for ok in [
             "https://h.example/tables/t1",
@@ -114,6 +119,10 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(Allowlist::parse("").check("https://h.example/tables/t").is_err());
+        assert!(
+            Allowlist::parse("")
+                .check("https://h.example/tables/t")
+                .is_err()
+        );
     }
 }

@@ -223,7 +223,13 @@ mod tests {
 
     #[test]
     fn groups_in_first_seen_order() {
-        let k: ArrayRef = Arc::new(StringArray::from(vec![Some("b"), Some("a"), None, Some("b"), None]));
+        let k: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("b"),
+            Some("a"),
+            None,
+            Some("b"),
+            None,
+        ]));
         let g = groups(&[k], 5).unwrap();
         assert_eq!(g, vec![vec![0, 3], vec![1], vec![2, 4]]);
         assert_eq!(groups(&[], 0).unwrap(), vec![Vec::<u32>::new()]);
@@ -234,7 +240,10 @@ mod tests {
         let v: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), None, Some(-2), Some(7)]));
         let g = vec![vec![0, 1, 2], vec![1], vec![3]];
         let run = |f| aggregate(f, "v", Some(&v), &g).unwrap();
-        assert_eq!(run(AggFunc::Count).as_primitive::<Int64Type>().values(), &[2, 0, 1]);
+        assert_eq!(
+            run(AggFunc::Count).as_primitive::<Int64Type>().values(),
+            &[2, 0, 1]
+        );
         let sum = run(AggFunc::Sum);
         assert_eq!(sum.as_primitive::<Int64Type>().value(0), 3);
         assert!(sum.is_null(1));
@@ -242,7 +251,10 @@ mod tests {
         let min = min.as_primitive::<arrow_array::types::Int32Type>();
         assert_eq!((min.value(0), min.is_null(1), min.value(2)), (-2, true, 7));
         let max = run(AggFunc::Max);
-        assert_eq!(max.as_primitive::<arrow_array::types::Int32Type>().value(0), 5);
+        assert_eq!(
+            max.as_primitive::<arrow_array::types::Int32Type>().value(0),
+            5
+        );
         let avg = run(AggFunc::Avg);
         assert_eq!(avg.as_primitive::<Float64Type>().value(0), 1.5);
         assert!(avg.is_null(1));

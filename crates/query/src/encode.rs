@@ -22,7 +22,12 @@ fn utc_type(t: &DataType) -> Option<DataType> {
 /// database for the name "UTC", which the wasm builds leave out (it is large). The same
 /// instants labelled with the offset `+00:00` print identically (`…Z`) without it.
 fn utc_as_offset(batch: &RecordBatch) -> Result<RecordBatch> {
-    if !batch.schema().fields().iter().any(|f| utc_type(f.data_type()).is_some()) {
+    if !batch
+        .schema()
+        .fields()
+        .iter()
+        .any(|f| utc_type(f.data_type()).is_some())
+    {
         return Ok(batch.clone());
     }
     let mut fields = Vec::new();
@@ -104,8 +109,8 @@ pub fn encode(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> Re
             }
         }
         Format::Arrow => {
-            let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, schema)
-                .map_err(|e| err(&e))?;
+            let mut w =
+                arrow_ipc::writer::StreamWriter::try_new(&mut out, schema).map_err(|e| err(&e))?;
             for b in batches {
                 w.write(b).map_err(|e| err(&e))?;
             }
@@ -136,9 +141,16 @@ mod tests {
             ],
         )
         .unwrap();
-        let s = |f| String::from_utf8(encode(f, &schema, std::slice::from_ref(&b)).unwrap()).unwrap();
-        assert_eq!(s(Format::Json), "[{\"id\":1,\"s\":\"a,\\\"b\"},{\"id\":null,\"s\":null}]\n");
-        assert_eq!(s(Format::Jsonl), "{\"id\":1,\"s\":\"a,\\\"b\"}\n{\"id\":null,\"s\":null}\n");
+        let s =
+            |f| String::from_utf8(encode(f, &schema, std::slice::from_ref(&b)).unwrap()).unwrap();
+        assert_eq!(
+            s(Format::Json),
+            "[{\"id\":1,\"s\":\"a,\\\"b\"},{\"id\":null,\"s\":null}]\n"
+        );
+        assert_eq!(
+            s(Format::Jsonl),
+            "{\"id\":1,\"s\":\"a,\\\"b\"}\n{\"id\":null,\"s\":null}\n"
+        );
         assert_eq!(s(Format::Csv), "id,s\n1,\"a,\"\"b\"\n,\n");
         let empty = |f| String::from_utf8(encode(f, &schema, &[]).unwrap()).unwrap();
         assert_eq!(empty(Format::Json), "[]\n");
@@ -152,15 +164,24 @@ mod tests {
         let ts = RecordBatch::try_new(
             ts_schema.clone(),
             vec![Arc::new(
-                arrow_array::TimestampMicrosecondArray::from(vec![Some(1_569_888_000_000_000), None])
-                    .with_timezone("UTC"),
+                arrow_array::TimestampMicrosecondArray::from(vec![
+                    Some(1_569_888_000_000_000),
+                    None,
+                ])
+                .with_timezone("UTC"),
             )],
         )
         .unwrap();
         let out = encode(Format::Jsonl, &ts_schema, std::slice::from_ref(&ts)).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"t\":\"2019-10-01T00:00:00Z\"}\n{\"t\":null}\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"t\":\"2019-10-01T00:00:00Z\"}\n{\"t\":null}\n"
+        );
         let out = encode(Format::Csv, &ts_schema, &[ts]).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "t\n2019-10-01T00:00:00Z\n\"\"\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "t\n2019-10-01T00:00:00Z\n\"\"\n"
+        );
         let ipc = encode(Format::Arrow, &schema, &[b]).unwrap();
         let r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None).unwrap();
         let got: Vec<RecordBatch> = r.map(|b| b.unwrap()).collect();

@@ -159,9 +159,9 @@ impl QueryError {
                 C::VersionOutOfRange { .. }
                 | C::TimestampOutOfRange { .. }
                 | C::MissingVersion { .. } => 404,
-                C::InvalidTimestamp { .. } | C::InvalidArgument { .. } | C::InvalidSchema { .. } => {
-                    400
-                }
+                C::InvalidTimestamp { .. }
+                | C::InvalidArgument { .. }
+                | C::InvalidSchema { .. } => 400,
                 C::CdfNotEnabled { .. } => 409,
                 C::UnsupportedReaderVersion { .. } | C::UnsupportedFeature { .. } => 501,
                 _ => 500,

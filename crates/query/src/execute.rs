@@ -106,8 +106,7 @@ pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> R
             .iter()
             .any(|c| c.first().is_some_and(|top| change_cols.contains(top)))
     });
-    let early_limit = if query.aggregates() || !query.order_by.is_empty() || post_filter.is_some()
-    {
+    let early_limit = if query.aggregates() || !query.order_by.is_empty() || post_filter.is_some() {
         None
     } else {
         match (query.limit, max_rows) {
@@ -233,19 +232,21 @@ fn projection(q: &Query, batch: &RecordBatch) -> Result<Vec<(String, String)>> {
 }
 
 fn column<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b ArrayRef> {
-    batch.column_by_name(name).ok_or_else(|| QueryError::Column {
-        column: name.to_string(),
-        message: format!(
-            "no such column; the columns are {}",
-            batch
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    })
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| QueryError::Column {
+            column: name.to_string(),
+            message: format!(
+                "no such column; the columns are {}",
+                batch
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
 }
 
 fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<RecordBatch> {
@@ -253,10 +254,12 @@ fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<Recor
     let mut arrays = Vec::new();
     for (out, src) in projection {
         let schema = batch.schema();
-        let f = schema.field_with_name(src).map_err(|e| QueryError::Column {
-            column: src.clone(),
-            message: e.to_string(),
-        })?;
+        let f = schema
+            .field_with_name(src)
+            .map_err(|e| QueryError::Column {
+                column: src.clone(),
+                message: e.to_string(),
+            })?;
         fields.push(f.clone().with_name(out));
         arrays.push(column(batch, src)?.clone());
     }

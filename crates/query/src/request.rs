@@ -104,7 +104,11 @@ impl<'a> Params<'a> {
     }
 
     fn only(&self, allowed: &[&str]) -> Result<()> {
-        match self.list.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        match self
+            .list
+            .iter()
+            .find(|(k, _)| !allowed.contains(&k.as_str()))
+        {
             Some((k, _)) => Err(QueryError::param(
                 k,
                 format!("unknown parameter; this route takes {}", allowed.join(", ")),
@@ -168,7 +172,10 @@ impl<'a> Params<'a> {
             .map(str::to_string)
             .collect();
         if cols.is_empty() {
-            return Err(QueryError::param("columns", "empty: name at least one column"));
+            return Err(QueryError::param(
+                "columns",
+                "empty: name at least one column",
+            ));
         }
         Ok(Some(cols))
     }
@@ -176,9 +183,7 @@ impl<'a> Params<'a> {
     fn filter(&self) -> Result<Option<Predicate>> {
         self.get("filter")
             .filter(|f| !f.trim().is_empty())
-            .map(|f| {
-                Predicate::parse(f).map_err(|e| QueryError::param("filter", e.to_string()))
-            })
+            .map(|f| Predicate::parse(f).map_err(|e| QueryError::param("filter", e.to_string())))
             .transpose()
     }
 
@@ -249,15 +254,23 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
             }
         }
         "/v1/changes" => {
-            p.only(&["table", "from", "to", "columns", "filter", "limit", "format"])?;
+            p.only(&[
+                "table", "from", "to", "columns", "filter", "limit", "format",
+            ])?;
             let from = p.bound("from")?.ok_or_else(|| {
-                QueryError::param("from", "missing: the first version (or timestamp) of the range")
+                QueryError::param(
+                    "from",
+                    "missing: the first version (or timestamp) of the range",
+                )
             })?;
             // as the CLI: the chosen columns, then the change columns
             let items = match p.columns()? {
                 None => vec![Item::Star],
                 Some(mut cols) => {
-                    for c in deltalens_core::changes::change_fields().iter().map(|f| f.name().clone()) {
+                    for c in deltalens_core::changes::change_fields()
+                        .iter()
+                        .map(|f| f.name().clone())
+                    {
                         if !cols.contains(&c) {
                             cols.push(c);
                         }
@@ -334,7 +347,11 @@ mod tests {
 
     #[test]
     fn routes() {
-        let r = parse_get("/v1/info", &params(&[("table", "s3://b/t"), ("version", "3")])).unwrap();
+        let r = parse_get(
+            "/v1/info",
+            &params(&[("table", "s3://b/t"), ("version", "3")]),
+        )
+        .unwrap();
         assert_eq!(
             r,
             ApiRequest::Info {
@@ -361,7 +378,12 @@ mod tests {
         assert_eq!(query.limit, Some(10));
         let r = parse_get(
             "/v1/changes",
-            &params(&[("table", "t://x/y"), ("from", "1"), ("to", "2024-01-01"), ("columns", "id")]),
+            &params(&[
+                ("table", "t://x/y"),
+                ("from", "1"),
+                ("to", "2024-01-01"),
+                ("columns", "id"),
+            ]),
         )
         .unwrap();
         let ApiRequest::Rows { query, .. } = r else {
@@ -386,29 +408,48 @@ mod tests {
         };
         assert_eq!(name(parse_get("/v1/info", &params(&[]))), "table");
         assert_eq!(
-            name(parse_get("/v1/scan", &params(&[("table", "x"), ("limt", "1")]))),
+            name(parse_get(
+                "/v1/scan",
+                &params(&[("table", "x"), ("limt", "1")])
+            )),
             "limt"
         );
         assert_eq!(
-            name(parse_get("/v1/scan", &params(&[("table", "x"), ("limit", "-1")]))),
+            name(parse_get(
+                "/v1/scan",
+                &params(&[("table", "x"), ("limit", "-1")])
+            )),
             "limit"
         );
         assert_eq!(
-            name(parse_get("/v1/scan", &params(&[("table", "x"), ("format", "xml")]))),
+            name(parse_get(
+                "/v1/scan",
+                &params(&[("table", "x"), ("format", "xml")])
+            )),
             "format"
         );
         assert_eq!(
-            name(parse_get("/v1/scan", &params(&[("table", "x"), ("filter", "a >")]))),
+            name(parse_get(
+                "/v1/scan",
+                &params(&[("table", "x"), ("filter", "a >")])
+            )),
             "filter"
         );
         assert_eq!(
             name(parse_get(
                 "/v1/info",
-                &params(&[("table", "x"), ("version", "1"), ("timestamp", "2024-01-01")])
+                &params(&[
+                    ("table", "x"),
+                    ("version", "1"),
+                    ("timestamp", "2024-01-01")
+                ])
             )),
             "version"
         );
-        assert_eq!(name(parse_get("/v1/changes", &params(&[("table", "x")]))), "from");
+        assert_eq!(
+            name(parse_get("/v1/changes", &params(&[("table", "x")]))),
+            "from"
+        );
         assert_eq!(name(parse_get("/v2/nothing", &params(&[]))), "path");
         assert_eq!(name(parse_query("  ", &[])), "sql");
         assert_eq!(name(parse_query("{\"sq\": 1}", &[])), "sql");
@@ -417,7 +458,13 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert!(matches!(r, ApiRequest::Rows { format: Format::Jsonl, .. }));
+        assert!(matches!(
+            r,
+            ApiRequest::Rows {
+                format: Format::Jsonl,
+                ..
+            }
+        ));
         assert_eq!(r.table(), "r2://T/x");
     }
 }

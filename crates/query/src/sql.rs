@@ -287,10 +287,7 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
         }
         [t] => {
             if !t.joins.is_empty() {
-                return Err(QueryError::unsupported(
-                    "JOIN",
-                    "query one table at a time",
-                ));
+                return Err(QueryError::unsupported("JOIN", "query one table at a time"));
             }
             source(&t.relation, &urls)?
         }
@@ -330,10 +327,7 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
                 .collect::<Result<Vec<_>>>()?
         }
         GroupByExpr::All(_) => {
-            return Err(QueryError::unsupported(
-                "GROUP BY ALL",
-                "name the columns",
-            ));
+            return Err(QueryError::unsupported("GROUP BY ALL", "name the columns"));
         }
     };
     let order_by = match &q.order_by {
@@ -611,7 +605,11 @@ fn aggregate(e: &Expr) -> Result<Option<(AggFunc, Option<String>)>> {
     }
     let arg = match list.args.as_slice() {
         [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] if func == AggFunc::Count => None,
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] if func == AggFunc::Count && number_of(a).is_some() => None,
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))]
+            if func == AggFunc::Count && number_of(a).is_some() =>
+        {
+            None
+        }
         [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] => match column_name(a) {
             Some(c) => Some(c),
             None => {
@@ -754,7 +752,8 @@ mod tests {
         assert_eq!(q.items, vec![Item::Star]);
         let q = parse_sql("SELECT id FROM delta.`/tmp/x` ").unwrap();
         assert_eq!(q.source.url(), "/tmp/x");
-        let q = parse_sql("SELECT * FROM table_changes('r2://B/t', 2, 5) ORDER BY _commit_version").unwrap();
+        let q = parse_sql("SELECT * FROM table_changes('r2://B/t', 2, 5) ORDER BY _commit_version")
+            .unwrap();
         assert_eq!(
             q.source,
             Source::Changes {
@@ -783,18 +782,45 @@ mod tests {
     fn outside_the_subset_is_named() {
         assert_eq!(unsupported("SELECT DISTINCT a FROM 'x'"), "DISTINCT");
         assert_eq!(unsupported("SELECT a FROM 'x' JOIN 'y' ON a = b"), "JOIN");
-        assert_eq!(unsupported("SELECT a + 1 FROM 'x'"), "the expression `a + 1` in SELECT");
-        assert_eq!(unsupported("SELECT upper(a) FROM 'x'"), "the function upper");
+        assert_eq!(
+            unsupported("SELECT a + 1 FROM 'x'"),
+            "the expression `a + 1` in SELECT"
+        );
+        assert_eq!(
+            unsupported("SELECT upper(a) FROM 'x'"),
+            "the function upper"
+        );
         assert_eq!(unsupported("SELECT a FROM 'x' LIMIT 5 OFFSET 2"), "OFFSET");
-        assert_eq!(unsupported("SELECT a, count(*) FROM 'x' GROUP BY a HAVING count(*) > 1"), "HAVING");
-        assert_eq!(unsupported("SELECT a FROM my_table"), "the table name `my_table`");
+        assert_eq!(
+            unsupported("SELECT a, count(*) FROM 'x' GROUP BY a HAVING count(*) > 1"),
+            "HAVING"
+        );
+        assert_eq!(
+            unsupported("SELECT a FROM my_table"),
+            "the table name `my_table`"
+        );
         assert_eq!(unsupported("SELECT 1"), "SELECT without FROM");
         assert_eq!(unsupported("DELETE FROM 'x' WHERE a = 1"), "DELETE FROM");
-        assert_eq!(unsupported("SELECT a FROM 'x' UNION SELECT a FROM 'y'"), "UNION");
-        assert_eq!(unsupported("SELECT count(DISTINCT a) FROM 'x'"), "`count(DISTINCT a)` (DISTINCT or clauses inside an aggregate)");
-        assert_eq!(unsupported("SELECT a FROM 'x'; SELECT b FROM 'y'"), "2 statements");
+        assert_eq!(
+            unsupported("SELECT a FROM 'x' UNION SELECT a FROM 'y'"),
+            "UNION"
+        );
+        assert_eq!(
+            unsupported("SELECT count(DISTINCT a) FROM 'x'"),
+            "`count(DISTINCT a)` (DISTINCT or clauses inside an aggregate)"
+        );
+        assert_eq!(
+            unsupported("SELECT a FROM 'x'; SELECT b FROM 'y'"),
+            "2 statements"
+        );
         assert_eq!(unsupported("WITH t AS (SELECT 1) SELECT * FROM t"), "WITH");
-        assert!(matches!(parse_sql("SELEC a FROM 'x'"), Err(QueryError::Syntax { .. })));
-        assert!(matches!(parse_sql("SELECT a FROM 'x' WHERE"), Err(QueryError::Syntax { .. })));
+        assert!(matches!(
+            parse_sql("SELEC a FROM 'x'"),
+            Err(QueryError::Syntax { .. })
+        ));
+        assert!(matches!(
+            parse_sql("SELECT a FROM 'x' WHERE"),
+            Err(QueryError::Syntax { .. })
+        ));
     }
 }

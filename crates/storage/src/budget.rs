@@ -91,7 +91,12 @@ impl<S> BudgetStorage<S> {
         if let Some(max) = self.budgets.max_millis {
             let used = self.elapsed_ms();
             if used > max {
-                return Err(exceeded(BudgetKind::WallTime, max as u64, used as u64, path));
+                return Err(exceeded(
+                    BudgetKind::WallTime,
+                    max as u64,
+                    used as u64,
+                    path,
+                ));
             }
         }
         Ok(())
@@ -165,6 +170,10 @@ impl<S: Storage> Storage for BudgetStorage<S> {
 
     fn can_list(&self) -> bool {
         self.inner.can_list()
+    }
+
+    fn few_requests(&self) -> bool {
+        self.budgets.max_requests.is_some() || self.inner.few_requests()
     }
 }
 
@@ -247,7 +256,10 @@ mod tests {
         );
         block_on(b.get("a")).unwrap();
         NOW.store(1051, Ordering::Relaxed);
-        assert_eq!(kind(block_on(b.get("a")).unwrap_err()), BudgetKind::WallTime);
+        assert_eq!(
+            kind(block_on(b.get("a")).unwrap_err()),
+            BudgetKind::WallTime
+        );
         assert_eq!(kind(b.check_time("x").unwrap_err()), BudgetKind::WallTime);
         let _ = AtomicU64::new(0);
     }

@@ -191,6 +191,10 @@ impl<S: Storage> Storage for CachingStorage<S> {
     fn can_list(&self) -> bool {
         self.inner.can_list()
     }
+
+    fn few_requests(&self) -> bool {
+        self.inner.few_requests()
+    }
 }
 
 #[cfg(test)]

@@ -200,6 +200,10 @@ impl<S: Storage> Storage for CountingStorage<S> {
     fn can_list(&self) -> bool {
         self.inner.can_list()
     }
+
+    fn few_requests(&self) -> bool {
+        self.inner.few_requests()
+    }
 }
 
 #[cfg(test)]

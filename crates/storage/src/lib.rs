@@ -133,6 +133,13 @@ pub trait Storage: Debug + MaybeSendSync {
     fn can_list(&self) -> bool {
         true
     }
+
+    /// True when every request counts against a budget (an edge worker's subrequests):
+    /// callers then trade round trips for fewer requests (probing a few commit names at a
+    /// time instead of a large parallel batch).
+    fn few_requests(&self) -> bool {
+        false
+    }
 }
 
 /// `Send + Sync` on native targets; nothing on wasm32.
@@ -169,6 +176,9 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
     }
     fn can_list(&self) -> bool {
         (**self).can_list()
+    }
+    fn few_requests(&self) -> bool {
+        (**self).few_requests()
     }
 }
 

@@ -112,6 +112,10 @@ where
     fn can_list(&self) -> bool {
         self.inner.can_list()
     }
+
+    fn few_requests(&self) -> bool {
+        self.inner.few_requests()
+    }
 }
 
 /// `Send` on native targets; nothing on wasm32.

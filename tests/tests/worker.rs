@@ -1,0 +1,922 @@
+//! The Cloudflare Worker, built and running in workerd (`scripts/worker-test` starts it
+//! with nginx, moto S3 and an R2 binding on 127.0.0.1 and sets `DELTALENS_WORKER_*`):
+//! every route against every store, equal to the same request run natively through the
+//! code the CLI runs (`deltalens info --json`, `scan`, `changes`, `query`) and, for the
+//! corpus tables, to the corpus' canonical rows; the allowlist (no request reaches another
+//! host), bearer auth, CORS, each budget, malformed requests, the isolate cache, and the
+//! subrequests of opening a checkpointed table and returning 100 rows. Skipped (with a
+//! message) when `DELTALENS_WORKER_URL` is not set.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use deltalens_core::{Table, VersionSpec};
+use deltalens_query::request::{parse_get, parse_query};
+use deltalens_query::{ApiRequest, Format};
+use deltalens_tests::{canonical::canonical_lines, conformance_dir, open_local, runtime};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::Value;
+
+/// Corpus tables loaded into every store by scripts/worker-test (it reads this list).
+const CORPUS_TABLES: &[&str] = &[
+    "dat_all_primitive_types",
+    "dat_basic_partitioned",
+    "dat_nested_types",
+    "dat_with_checkpoint",
+    "dk_basic-dv-with-checkpoint",
+    "golden_dv-with-columnmapping",
+    "golden_table-with-columnmapping-mode-id",
+    "golden_v2-checkpoint-parquet",
+    "golden_multi-part-checkpoint",
+    "kr_v2-checkpoints-parquet-with-sidecars",
+    "kr_cdf-table-with-dv",
+    "golden_data-reader-map",
+];
+
+/// Checkpointed tables whose first open + 100 rows is counted (subrequests).
+const CHECKPOINTED: &[&str] = &[
+    "dat_with_checkpoint",
+    "dk_basic-dv-with-checkpoint",
+    "golden_dv-with-columnmapping",
+    "golden_multi-part-checkpoint",
+];
+
+struct Env {
+    worker: String,
+    token: String,
+    http: String,
+    canary: String,
+    canary_count: PathBuf,
+    store: PathBuf,
+}
+
+fn env() -> Option<Env> {
+    let v = |k: &str| std::env::var(k).ok();
+    Some(Env {
+        worker: v("DELTALENS_WORKER_URL")?,
+        token: v("DELTALENS_WORKER_TOKEN").unwrap_or_default(),
+        http: v("DELTALENS_WORKER_HTTP")?,
+        canary: v("DELTALENS_WORKER_CANARY")?,
+        canary_count: v("DELTALENS_WORKER_CANARY_COUNT")?.into(),
+        store: v("DELTALENS_WORKER_STORE")?.into(),
+    })
+}
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn num(&self, name: &str) -> u64 {
+        self.header(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(u64::MAX)
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).to_string()
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+    fn error_code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+/// One HTTP/1.1 request (connection closed after it), with a bounded timeout.
+fn request(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Resp {
+    let host = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!("Content-Length: {}\r\n", b.len()));
+    }
+    req.push_str("\r\n");
+    if let Some(b) = body {
+        req.push_str(b);
+    }
+    s.write_all(req.as_bytes()).unwrap();
+    // read until the response is complete (the server may keep the connection open)
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    let split = loop {
+        if let Some(p) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p;
+        }
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "connection closed before the headers");
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let lower = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+    let length: Option<usize> = lower
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok());
+    let chunked = lower.contains("transfer-encoding: chunked");
+    loop {
+        let body = &raw[split + 4..];
+        let done = match length {
+            Some(n) => body.len() >= n,
+            None if chunked => body.ends_with(b"0\r\n\r\n"),
+            None => {
+                method == "OPTIONS"
+                    || lower.starts_with("http/1.1 204")
+                    || lower.starts_with("http/1.1 304")
+            }
+        };
+        if done {
+            break;
+        }
+        let n = s.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
+    {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let nl = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let n = usize::from_str_radix(
+                String::from_utf8_lossy(&rest[..nl])
+                    .split(';')
+                    .next()
+                    .unwrap()
+                    .trim(),
+                16,
+            )
+            .unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[nl + 2..nl + 2 + n]);
+            rest = &rest[nl + 2 + n + 2..];
+        }
+        body = out;
+    }
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn query_string(params: &[(&str, &str)]) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, NON_ALPHANUMERIC)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+impl Env {
+    fn auth(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+    fn get(&self, route: &str, params: &[(&str, &str)]) -> Resp {
+        let auth = self.auth();
+        request(
+            &self.worker,
+            "GET",
+            &format!("{route}?{}", query_string(params)),
+            None,
+            &[("Authorization", &auth)],
+        )
+    }
+    fn post(&self, sql: &str, params: &[(&str, &str)]) -> Resp {
+        let auth = self.auth();
+        request(
+            &self.worker,
+            "POST",
+            &format!("/v1/query?{}", query_string(params)),
+            Some(sql),
+            &[("Authorization", &auth), ("Content-Type", "text/plain")],
+        )
+    }
+    /// The table's URL in each store.
+    fn urls(&self, table: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("r2", format!("r2://TABLES/{table}")),
+            ("http", format!("{}/{table}", self.http)),
+            ("s3", format!("s3://deltalens/tables/{table}")),
+        ]
+    }
+    fn canary_hits(&self) -> u64 {
+        std::fs::read_to_string(&self.canary_count)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// What the same request gives natively, through the code the CLI runs: `(status, body)`.
+fn native(api: ApiRequest, table: &Table) -> (u16, Vec<u8>) {
+    let rt = runtime();
+    let run = async {
+        let doc = |v: Value| -> Vec<u8> {
+            let mut b = v.to_string().into_bytes();
+            b.push(b'\n');
+            b
+        };
+        Ok::<Vec<u8>, deltalens_query::QueryError>(match api {
+            ApiRequest::Info { at, .. } => {
+                let s = table.snapshot(at).await?;
+                doc(deltalens_report::overview(table.location(), &s))
+            }
+            ApiRequest::Schema { at, .. } => doc(table.snapshot(at).await?.schema.raw.clone()),
+            ApiRequest::Files { at, .. } => {
+                let s = table.snapshot(at).await?;
+                doc(Value::Array(deltalens_report::files(&s)?))
+            }
+            ApiRequest::History { limit, .. } => {
+                doc(serde_json::to_value(table.history(limit).await?).unwrap())
+            }
+            ApiRequest::Rows { query, format } => {
+                let out = deltalens_query::execute(&query, table, Some(100_000)).await?;
+                deltalens_query::encode::encode(format, &out.schema, &out.batches)?
+            }
+        })
+    };
+    match rt.block_on(run) {
+        Ok(b) => (200, b),
+        Err(e) => (e.status(), e.code().into_bytes()),
+    }
+}
+
+/// Drop what legitimately differs between stores (the location string).
+fn comparable(body: &[u8], json: bool) -> Vec<u8> {
+    if !json {
+        return body.to_vec();
+    }
+    let mut v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("location");
+    }
+    v.to_string().into_bytes()
+}
+
+fn params_of(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Each route request (without `table`), tables they apply to.
+fn route_cases() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    vec![
+        ("/v1/info", vec![]),
+        ("/v1/info", vec![("version", "1")]),
+        ("/v1/info", vec![("timestamp", "2100-01-01")]),
+        ("/v1/schema", vec![]),
+        ("/v1/schema", vec![("version", "0")]),
+        ("/v1/history", vec![]),
+        ("/v1/history", vec![("limit", "2")]),
+        ("/v1/files", vec![]),
+        ("/v1/files", vec![("version", "1")]),
+        ("/v1/scan", vec![("format", "jsonl")]),
+        ("/v1/scan", vec![("format", "csv"), ("limit", "7")]),
+        ("/v1/scan", vec![("format", "json"), ("version", "1")]),
+        ("/v1/scan", vec![("format", "arrow"), ("limit", "100")]),
+    ]
+}
+
+#[test]
+fn worker() {
+    let Some(e) = env() else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
+        return;
+    };
+    let corpus = conformance_dir();
+
+    // -- subrequests of a first open of a checkpointed table + 100 rows (before any cache)
+    if let Some(corpus) = &corpus {
+        for name in CHECKPOINTED {
+            let local = open_local(&corpus.join("tables").join(name));
+            let snap = runtime()
+                .block_on(local.snapshot(VersionSpec::Latest))
+                .unwrap();
+            let since = snap.version - snap.checkpoint_version.unwrap();
+            // the data files that hold the first 100 rows, and their deletion vectors
+            let (mut rows, mut files, mut dvs) = (0i64, 0u64, 0u64);
+            for f in &snap.files {
+                if rows >= 100 {
+                    break;
+                }
+                files += 1;
+                let dv = f.deletion_vector.as_ref();
+                dvs += u64::from(dv.is_some_and(|d| d.storage_type != "i"));
+                rows += f.num_records().unwrap_or(0) - dv.map_or(0, |d| d.cardinality);
+            }
+            for (store, url) in e.urls(name) {
+                let r = e.get(
+                    "/v1/scan",
+                    &[("table", &url), ("limit", "100"), ("format", "arrow")],
+                );
+                assert_eq!(r.status, 200, "{url}: {}", r.text());
+                let n = r.num("x-deltalens-subrequests");
+                println!(
+                    "open + 100 rows, {store:4} {name} ({since} commits after the checkpoint, {files} data files, {dvs} DV files): {n} subrequests, {} bytes, {} rows",
+                    r.num("x-deltalens-bytes-read"),
+                    r.num("x-deltalens-rows")
+                );
+                // _last_checkpoint, listing (or up to two wasted probes), checkpoint, each
+                // commit after it, then one request per data file (its tail holds small
+                // files whole) and per deletion-vector file
+                let bound = 3 + 2 + since + files + dvs;
+                assert!(n <= bound, "{url}: {n} subrequests");
+                // the same again: answered from the isolate's cache but for the log's tip
+                let again = e.get(
+                    "/v1/scan",
+                    &[("table", &url), ("limit", "100"), ("format", "arrow")],
+                );
+                assert_eq!(again.body, r.body);
+                let m = again.num("x-deltalens-subrequests");
+                println!(
+                    "  repeated: {m} subrequests, {} bytes",
+                    again.num("x-deltalens-bytes-read")
+                );
+                // only the log's tip is read again: _last_checkpoint, and the listing or
+                // the names probed past the last commit (a missing name is not cached:
+                // the next commit may appear), at most one batch of 4
+                let tip = if store == "http" { 1 + 4 } else { 2 };
+                assert!(
+                    m <= tip && m < n,
+                    "{url}: repeated query made {m} subrequests"
+                );
+            }
+        }
+    }
+
+    // -- corpus rows through every store equal the corpus' canonical rows
+    if let Some(corpus) = &corpus {
+        let mut agree = 0;
+        for name in CORPUS_TABLES {
+            let versions: Value = serde_json::from_slice(
+                &std::fs::read(corpus.join(format!("expected/{name}/versions.json"))).unwrap(),
+            )
+            .unwrap();
+            let latest = versions["latest_version"].as_u64().unwrap();
+            let file = versions["versions"][latest.to_string()]["data_file"]
+                .as_str()
+                .unwrap();
+            let want =
+                std::fs::read_to_string(corpus.join(format!("expected/{name}/{file}"))).unwrap();
+            let local = open_local(&corpus.join("tables").join(name));
+            let snap = runtime()
+                .block_on(local.snapshot(VersionSpec::Latest))
+                .unwrap();
+            for (store, url) in e.urls(name) {
+                let r = e.get("/v1/scan", &[("table", &url), ("format", "arrow")]);
+                assert_eq!(r.status, 200, "{url}: {}", r.text());
+                let reader =
+                    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(r.body), None)
+                        .unwrap();
+                let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+                let mut lines = canonical_lines(&batches, snap.schema.fields());
+                lines.sort();
+                assert_eq!(
+                    lines.concat(),
+                    want,
+                    "{store} {name}: rows differ from the corpus"
+                );
+                agree += 1;
+            }
+        }
+        println!(
+            "corpus: {agree}/{} table reads through the worker equal the corpus",
+            CORPUS_TABLES.len() * 3
+        );
+    }
+
+    // -- every route on our fixtures, every store, equal to the CLI's code natively
+    let mut equal = 0;
+    for name in [
+        "demo",
+        "checkpointed",
+        "column_mapping",
+        "partitioned",
+        "schema_evolution",
+        "cdf",
+    ] {
+        let local_path = e.store.join(name);
+        let local = open_local(&local_path);
+        let local_url = local_path.to_string_lossy().to_string();
+        for (route, extra) in route_cases() {
+            let mut native_params = vec![("table", local_url.as_str())];
+            native_params.extend(extra.iter().cloned());
+            let api = parse_get(route, &params_of(&native_params)).unwrap();
+            let (want_status, want) = native(api, &local);
+            let json =
+                !matches!(extra.iter().find(|(k, _)| *k == "format"), Some((_, f)) if *f != "json");
+            for (store, url) in e.urls(name) {
+                let mut params = vec![("table", url.as_str())];
+                params.extend(extra.iter().cloned());
+                let r = e.get(route, &params);
+                if want_status != 200 {
+                    assert_eq!(
+                        r.status,
+                        want_status,
+                        "{store} {route} {params:?}: {}",
+                        r.text()
+                    );
+                    continue;
+                }
+                assert_eq!(r.status, 200, "{store} {route} {params:?}: {}", r.text());
+                if route == "/v1/scan" && extra.contains(&("format", "arrow")) {
+                    // Arrow IPC: compare the decoded batches
+                    let read = |b: Vec<u8>| -> Vec<arrow_array::RecordBatch> {
+                        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(b), None)
+                            .unwrap()
+                            .map(|b| b.unwrap())
+                            .collect()
+                    };
+                    assert_eq!(
+                        read(r.body.clone()),
+                        read(want.clone()),
+                        "{store} {name} arrow"
+                    );
+                } else {
+                    assert_eq!(
+                        String::from_utf8_lossy(&comparable(&r.body, json)),
+                        String::from_utf8_lossy(&comparable(&want, json)),
+                        "{store} {name} {route} {extra:?}"
+                    );
+                }
+                equal += 1;
+            }
+        }
+    }
+    println!(
+        "routes: {equal} responses (fixtures × routes × 3 stores) equal to the native CLI code"
+    );
+
+    // -- changes and SQL queries, every store, equal to native
+    let demo_local = e.store.join("demo").to_string_lossy().to_string();
+    let changes: Vec<Vec<(&str, &str)>> = vec![
+        vec![("from", "1"), ("format", "jsonl")],
+        vec![
+            ("from", "2"),
+            ("to", "4"),
+            ("columns", "user_id,price"),
+            ("format", "jsonl"),
+        ],
+        vec![
+            ("from", "0"),
+            ("filter", "price > 500"),
+            ("limit", "5"),
+            ("format", "jsonl"),
+        ],
+        vec![("from", "3"), ("to", "3"), ("format", "csv")],
+    ];
+    let mut n_changes = 0;
+    for extra in &changes {
+        let mut np = vec![("table", demo_local.as_str())];
+        np.extend(extra.iter().cloned());
+        let (ws, want) = native(
+            parse_get("/v1/changes", &params_of(&np)).unwrap(),
+            &open_local(std::path::Path::new(&demo_local)),
+        );
+        assert_eq!(ws, 200);
+        for (store, url) in e.urls("demo") {
+            let mut p = vec![("table", url.as_str())];
+            p.extend(extra.iter().cloned());
+            let r = e.get("/v1/changes", &p);
+            assert_eq!(r.status, 200, "{store} {p:?}: {}", r.text());
+            assert_eq!(
+                r.text(),
+                String::from_utf8_lossy(&want),
+                "{store} changes {extra:?}"
+            );
+            n_changes += 1;
+        }
+    }
+    let queries = [
+        "SELECT * FROM '{T}'",
+        "SELECT brand, COUNT(*) AS n, SUM(price), MIN(price), MAX(price), AVG(price) FROM '{T}' WHERE price > 5 GROUP BY brand ORDER BY n DESC, brand",
+        "SELECT event_date, event_type, COUNT(*) FROM '{T}' GROUP BY event_date, event_type ORDER BY 1, 2",
+        "SELECT COUNT(*), COUNT(brand), COUNT(referrer), MIN(event_time), MAX(event_date) FROM '{T}'",
+        "SELECT user_id, price FROM '{T}' VERSION AS OF 1 WHERE brand = 'nars' ORDER BY price DESC LIMIT 5",
+        "SELECT product_id AS p, price FROM '{T}' WHERE event_date = '2019-10-02' AND price BETWEEN 100 AND 300 ORDER BY p NULLS LAST",
+        "SELECT _change_type, COUNT(*) FROM table_changes('{T}', 1) GROUP BY _change_type ORDER BY _change_type",
+        "SELECT user_id, _change_type, _commit_version FROM table_changes('{T}', 2, 4) WHERE _change_type = 'update_postimage' ORDER BY _commit_version, user_id",
+        "SELECT SUM(price) FROM '{T}' WHERE brand IS NULL",
+        "SELECT brand FROM '{T}' WHERE price < 0",
+    ];
+    let mut n_queries = 0;
+    for q in queries {
+        let sql = q.replace("{T}", &demo_local);
+        let (ws, want) = native(
+            parse_query(&sql, &params_of(&[("format", "jsonl")])).unwrap(),
+            &open_local(std::path::Path::new(&demo_local)),
+        );
+        assert_eq!(ws, 200, "{sql}");
+        for (store, url) in e.urls("demo") {
+            let r = e.post(&q.replace("{T}", &url), &[("format", "jsonl")]);
+            assert_eq!(r.status, 200, "{store} {q}: {}", r.text());
+            assert_eq!(r.text(), String::from_utf8_lossy(&want), "{store} {q}");
+            n_queries += 1;
+        }
+    }
+    // TIMESTAMP AS OF: a time after the last commit is refused with the valid range (R2
+    // objects carry their upload times); each end of that range reads its version
+    let future = e.post(
+        "SELECT * FROM 'r2://TABLES/demo' TIMESTAMP AS OF '2100-01-01'",
+        &[],
+    );
+    assert_eq!(
+        (future.status, future.error_code()),
+        (404, "version_not_found".into())
+    );
+    let message = future.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let range: Vec<&str> = message
+        .split("between ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .filter(|w| w.ends_with('Z'))
+        .collect();
+    assert_eq!(range.len(), 2, "{message}");
+    for (ts, v) in [(range[0], 0), (range[1], 6)] {
+        let at = e.post(
+            &format!("SELECT * FROM 'r2://TABLES/demo' TIMESTAMP AS OF '{ts}'"),
+            &[("format", "jsonl")],
+        );
+        let want = e.post(
+            &format!("SELECT * FROM 'r2://TABLES/demo' VERSION AS OF {v}"),
+            &[("format", "jsonl")],
+        );
+        assert_eq!(at.status, 200);
+        assert!(
+            at.body == want.body,
+            "TIMESTAMP AS OF {ts} differs from VERSION AS OF {v}"
+        );
+    }
+    // the JSON body form and the other formats
+    let r = e.post(
+        &format!(
+            "{{\"sql\": \"SELECT COUNT(*) AS n FROM 'r2://TABLES/demo'\", \"format\": \"csv\"}}"
+        ),
+        &[],
+    );
+    assert_eq!((r.status, r.text()), (200, "n\n361\n".to_string()));
+    println!("changes: {n_changes}, queries: {n_queries} responses equal to the native CLI code");
+
+    // -- the allowlist: refused before any request
+    let before = e.canary_hits();
+    let refused = [
+        format!("{}/tables/demo", e.canary),
+        format!("{}/../secret.txt", e.http),
+        format!("{}/%2e%2e/secret.txt", e.http),
+        format!("{}2/demo", e.http),
+        "s3://other-bucket/tables/demo".to_string(),
+        "r2://OTHER/demo".to_string(),
+        "https://example.com/t".to_string(),
+        "file:///etc/passwd".to_string(),
+    ];
+    for url in &refused {
+        let r = e.get("/v1/info", &[("table", url)]);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (403, "table_not_allowed".into()),
+            "{url}"
+        );
+        let r = e.post(&format!("SELECT * FROM '{url}'"), &[]);
+        assert_eq!(r.status, 403, "{url}");
+        let r = e.post(&format!("SELECT * FROM table_changes('{url}', 0)"), &[]);
+        assert_eq!(r.status, 403, "{url}");
+    }
+    assert_eq!(
+        e.canary_hits(),
+        before,
+        "a refused table URL reached its host"
+    );
+    println!(
+        "allowlist: {} URLs refused with 403, 0 requests reached the canary host",
+        refused.len()
+    );
+
+    // -- bearer auth and CORS
+    let r = request(
+        &e.worker,
+        "GET",
+        "/v1/info?table=r2%3A%2F%2FTABLES%2Fdemo",
+        None,
+        &[],
+    );
+    assert_eq!((r.status, r.error_code()), (401, "unauthorized".into()));
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    let r = request(
+        &e.worker,
+        "GET",
+        "/v1/info?table=r2%3A%2F%2FTABLES%2Fdemo",
+        None,
+        &[("Authorization", "Bearer wrong")],
+    );
+    assert_eq!(r.status, 401);
+    let r = request(
+        &e.worker,
+        "OPTIONS",
+        "/v1/query",
+        None,
+        &[
+            ("Origin", "http://app.example"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+    );
+    assert_eq!(r.status, 204);
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://app.example")
+    );
+    assert!(
+        r.header("access-control-allow-headers")
+            .unwrap_or("")
+            .contains("authorization")
+    );
+    let r = request(
+        &e.worker,
+        "OPTIONS",
+        "/v1/query",
+        None,
+        &[("Origin", "http://evil.example")],
+    );
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    let auth = e.auth();
+    let r = request(
+        &e.worker,
+        "GET",
+        "/v1/info?table=r2%3A%2F%2FTABLES%2Fdemo",
+        None,
+        &[("Authorization", &auth), ("Origin", "http://app.example")],
+    );
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://app.example")
+    );
+    assert!(
+        r.header("access-control-expose-headers")
+            .unwrap_or("")
+            .contains("x-deltalens-subrequests")
+    );
+
+    // -- budgets, each named
+    let budget = |params: &[(&str, &str)], code: &str, status: u16| {
+        let r = e.get("/v1/scan", params);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (status, code.to_string()),
+            "{params:?}: {}",
+            r.text()
+        );
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("budget")
+        );
+        println!(
+            "budget: {code} -> {status}: {}",
+            r.json()["error"]["message"]
+        );
+    };
+    budget(
+        &[("table", "r2://TABLES/demo"), ("budget_rows", "100")],
+        "rows_budget_exceeded",
+        413,
+    );
+    budget(
+        &[("table", "r2://TABLES/demo"), ("budget_subrequests", "1")],
+        "subrequests_budget_exceeded",
+        413,
+    );
+    // tables nobody else reads here, so nothing is cached yet
+    budget(
+        &[("table", "r2://TABLES/codecs"), ("budget_bytes", "2000")],
+        "bytes_budget_exceeded",
+        413,
+    );
+    budget(
+        &[
+            ("table", "s3://deltalens/tables/row_groups"),
+            ("budget_ms", "1"),
+        ],
+        "wall_time_ms_budget_exceeded",
+        408,
+    );
+    let r = e.post(
+        "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand",
+        &[("budget_rows", "3")],
+    );
+    assert_eq!(r.error_code(), "rows_budget_exceeded");
+    let r = e.get(
+        "/v1/scan",
+        &[
+            ("table", "r2://TABLES/demo"),
+            ("budget_rows", "100"),
+            ("limit", "100"),
+        ],
+    );
+    assert_eq!(r.status, 200, "a LIMIT within the budget is fine");
+
+    // -- malformed requests: 4xx naming the problem
+    let bad_sql = [
+        ("SELEC * FROM 'r2://TABLES/demo'", "syntax_error", ""),
+        (
+            "SELECT upper(brand) FROM 'r2://TABLES/demo'",
+            "unsupported",
+            "upper",
+        ),
+        (
+            "SELECT DISTINCT brand FROM 'r2://TABLES/demo'",
+            "unsupported",
+            "DISTINCT",
+        ),
+        (
+            "SELECT a.x FROM 'r2://TABLES/demo' a JOIN 'r2://TABLES/cdf' b ON a.x = b.x",
+            "unsupported",
+            "JOIN",
+        ),
+        (
+            "SELECT brand FROM 'r2://TABLES/demo' LIMIT 1 OFFSET 1",
+            "unsupported",
+            "OFFSET",
+        ),
+        ("DELETE FROM 'r2://TABLES/demo'", "unsupported", "DELETE"),
+        (
+            "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand HAVING COUNT(*) > 1",
+            "unsupported",
+            "HAVING",
+        ),
+        (
+            "SELECT price, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand",
+            "invalid_column",
+            "GROUP BY",
+        ),
+        (
+            "SELECT nope FROM 'r2://TABLES/demo'",
+            "invalid_argument",
+            "nope",
+        ),
+        (
+            "SELECT SUM(brand) FROM 'r2://TABLES/demo'",
+            "invalid_column",
+            "numeric",
+        ),
+        (
+            "SELECT * FROM 'r2://TABLES/demo' VERSION AS OF 99",
+            "version_not_found",
+            "99",
+        ),
+        (
+            "SELECT * FROM 'r2://TABLES/demo' WHERE price >",
+            "syntax_error",
+            "",
+        ),
+        ("", "invalid_parameter", "sql"),
+    ];
+    for (sql, code, word) in bad_sql {
+        let r = e.post(sql, &[]);
+        assert!(
+            (400..500).contains(&r.status),
+            "{sql}: {} {}",
+            r.status,
+            r.text()
+        );
+        assert_eq!(r.error_code(), code, "{sql}: {}", r.text());
+        assert!(r.text().contains(word), "{sql}: {}", r.text());
+    }
+    let bad_get: Vec<(&str, Vec<(&str, &str)>, u16, &str)> = vec![
+        ("/v1/info", vec![], 400, "invalid_parameter"),
+        (
+            "/v1/scan",
+            vec![("table", "r2://TABLES/demo"), ("limt", "3")],
+            400,
+            "invalid_parameter",
+        ),
+        (
+            "/v1/scan",
+            vec![("table", "r2://TABLES/demo"), ("format", "xml")],
+            400,
+            "invalid_parameter",
+        ),
+        (
+            "/v1/scan",
+            vec![("table", "r2://TABLES/demo"), ("filter", "price >")],
+            400,
+            "invalid_parameter",
+        ),
+        (
+            "/v1/scan",
+            vec![("table", "r2://TABLES/demo"), ("budget_rows", "x")],
+            400,
+            "invalid_parameter",
+        ),
+        (
+            "/v1/changes",
+            vec![("table", "r2://TABLES/demo")],
+            400,
+            "invalid_parameter",
+        ),
+        (
+            "/v1/changes",
+            vec![("table", "r2://TABLES/partitioned"), ("from", "0")],
+            409,
+            "change_data_feed_not_enabled",
+        ),
+        (
+            "/v1/info",
+            vec![("table", "r2://TABLES/no_such_table")],
+            404,
+            "not_a_table",
+        ),
+        (
+            "/v1/info",
+            vec![("table", "r2://TABLES/demo"), ("version", "42")],
+            404,
+            "version_not_found",
+        ),
+        (
+            "/v1/info",
+            vec![("table", "r2://TABLES/demo"), ("timestamp", "1999-01-01")],
+            404,
+            "version_not_found",
+        ),
+        ("/v1/nothing", vec![], 400, "invalid_parameter"),
+        ("/elsewhere", vec![], 404, "not_found"),
+    ];
+    for (route, params, status, code) in &bad_get {
+        let r = e.get(route, params);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (*status, code.to_string()),
+            "{route} {params:?}: {}",
+            r.text()
+        );
+    }
+    let r = request(
+        &e.worker,
+        "GET",
+        "/v1/query",
+        None,
+        &[("Authorization", &auth)],
+    );
+    assert_eq!(r.status, 405);
+    let r = request(
+        &e.worker,
+        "DELETE",
+        "/v1/info?table=r2%3A%2F%2FTABLES%2Fdemo",
+        None,
+        &[("Authorization", &auth)],
+    );
+    assert_eq!(r.status, 405);
+    println!(
+        "malformed: {} queries and {} requests answered 4xx with the construct named",
+        bad_sql.len(),
+        bad_get.len() + 2
+    );
+    let _ = Format::Json;
+}
