@@ -597,9 +597,7 @@ fn worker() {
     }
     // the JSON body form and the other formats
     let r = e.post(
-        &format!(
-            "{{\"sql\": \"SELECT COUNT(*) AS n FROM 'r2://TABLES/demo'\", \"format\": \"csv\"}}"
-        ),
+        "{\"sql\": \"SELECT COUNT(*) AS n FROM 'r2://TABLES/demo'\", \"format\": \"csv\"}",
         &[],
     );
     assert_eq!((r.status, r.text()), (200, "n\n361\n".to_string()));
@@ -829,7 +827,8 @@ fn worker() {
         assert_eq!(r.error_code(), code, "{sql}: {}", r.text());
         assert!(r.text().contains(word), "{sql}: {}", r.text());
     }
-    let bad_get: Vec<(&str, Vec<(&str, &str)>, u16, &str)> = vec![
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16, &'a str);
+    let bad_get: Vec<Case> = vec![
         ("/v1/info", vec![], 400, "invalid_parameter"),
         (
             "/v1/scan",

@@ -74,7 +74,7 @@ pub enum ApiRequest {
     Schema { table: String, at: VersionSpec },
     History { table: String, limit: Option<usize> },
     Files { table: String, at: VersionSpec },
-    Rows { query: Query, format: Format },
+    Rows { query: Box<Query>, format: Format },
 }
 
 impl ApiRequest {
@@ -239,7 +239,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                     .collect(),
             };
             ApiRequest::Rows {
-                query: Query {
+                query: Box::new(Query {
                     source: Source::Table {
                         url: p.table()?,
                         at: p.at()?,
@@ -249,7 +249,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                     group_by: Vec::new(),
                     order_by: Vec::new(),
                     limit: p.usize("limit")?,
-                },
+                }),
                 format: p.format()?,
             }
         }
@@ -281,7 +281,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 }
             };
             ApiRequest::Rows {
-                query: Query {
+                query: Box::new(Query {
                     source: Source::Changes {
                         url: p.table()?,
                         from,
@@ -292,7 +292,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                     group_by: Vec::new(),
                     order_by: Vec::new(),
                     limit: p.usize("limit")?,
-                },
+                }),
                 format: p.format()?,
             }
         }
@@ -330,7 +330,7 @@ pub fn parse_query(body: &str, params: &[(String, String)]) -> Result<ApiRequest
         return Err(QueryError::param("sql", "empty: send a SELECT as the body"));
     }
     Ok(ApiRequest::Rows {
-        query: parse_sql(&sql)?,
+        query: Box::new(parse_sql(&sql)?),
         format,
     })
 }
