@@ -866,6 +866,13 @@ fn worker() {
             409,
             "change_data_feed_not_enabled",
         ),
+        // the worker is built without the brotli codec; one file of this fixture uses it
+        (
+            "/v1/scan",
+            vec![("table", "r2://TABLES/codecs")],
+            501,
+            "codec_not_built",
+        ),
         (
             "/v1/info",
             vec![("table", "r2://TABLES/no_such_table")],

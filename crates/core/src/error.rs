@@ -98,6 +98,12 @@ pub enum Error {
     #[error("{message}")]
     InvalidArgument { message: String },
 
+    /// A Parquet file uses a compression codec left out of this build.
+    #[error(
+        "{path} is compressed with {codec}, a codec this build of deltalens leaves out (the edge worker does, to stay small); read this table with the deltalens CLI or the explorer"
+    )]
+    CodecNotBuilt { codec: String, path: String },
+
     /// The table schema could not be parsed or converted.
     #[error("invalid table schema: {message}")]
     InvalidSchema { message: String },
@@ -105,9 +111,16 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn parquet(path: &str, e: impl std::fmt::Display) -> Self {
+        let message = e.to_string();
+        if let Some(codec) = message.split("Disabled feature at compile time: ").nth(1) {
+            return Error::CodecNotBuilt {
+                codec: codec.trim().to_string(),
+                path: path.to_string(),
+            };
+        }
         Error::Parquet {
             path: path.to_string(),
-            message: e.to_string(),
+            message,
         }
     }
 }

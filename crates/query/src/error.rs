@@ -123,6 +123,7 @@ impl QueryError {
                     "unsupported_table_feature"
                 }
                 C::CdfNotEnabled { .. } => "change_data_feed_not_enabled",
+                C::CodecNotBuilt { .. } => "codec_not_built",
                 _ => "table_unreadable",
             },
         }
@@ -163,7 +164,9 @@ impl QueryError {
                 | C::InvalidArgument { .. }
                 | C::InvalidSchema { .. } => 400,
                 C::CdfNotEnabled { .. } => 409,
-                C::UnsupportedReaderVersion { .. } | C::UnsupportedFeature { .. } => 501,
+                C::UnsupportedReaderVersion { .. }
+                | C::UnsupportedFeature { .. }
+                | C::CodecNotBuilt { .. } => 501,
                 _ => 500,
             },
         }
