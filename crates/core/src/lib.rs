@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod error;
 pub mod history;
 pub mod last_checkpoint;
+pub mod like;
 pub mod log_path;
 pub mod log_segment;
 mod parquet_read;

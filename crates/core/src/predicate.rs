@@ -409,24 +409,19 @@ impl Predicate {
                 case_insensitive,
             } => {
                 let a = resolve(batch, column)?;
-                if !matches!(
-                    a.data_type(),
-                    ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
-                ) {
+                let compiled = crate::like::LikePattern::new(pattern, *case_insensitive);
+                let Some(r) = crate::like::like(a.as_ref(), &compiled) else {
                     return Err(invalid(format!(
                         "LIKE needs a string column, but {} is {}",
                         column.join("."),
                         a.data_type()
                     )));
-                }
-                let p = Scalar::new(StringArray::from(vec![pattern.as_str()]));
-                let r = match (negated, case_insensitive) {
-                    (false, false) => arrow_string::like::like(&a, &p),
-                    (true, false) => arrow_string::like::nlike(&a, &p),
-                    (false, true) => arrow_string::like::ilike(&a, &p),
-                    (true, true) => arrow_string::like::nilike(&a, &p),
                 };
-                r.map_err(|e| kernel(column, e))?
+                if *negated {
+                    arrow_arith::boolean::not(&r).map_err(|e| kernel(column, e))?
+                } else {
+                    r
+                }
             }
             Predicate::And(x, y) => {
                 arrow_arith::boolean::and_kleene(&x.evaluate(batch)?, &y.evaluate(batch)?)
