@@ -9,9 +9,8 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, UInt32Array};
-use arrow_ord::sort::{SortOptions, sort_to_indices};
 use arrow_row::{OwnedRow, RowConverter, SortField};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, SortOptions};
 use arrow_select::take::take;
 
 use crate::error::{QueryError, Result};
@@ -168,30 +167,29 @@ pub fn aggregate(
             Arc::new(avgs)
         }
         AggFunc::Min | AggFunc::Max => {
+            // the values in arrow's row format, ordered so that the wanted one is the
+            // smallest and nulls come last: each group's pick is its smallest row
             let options = SortOptions {
                 descending: func == AggFunc::Max,
                 nulls_first: false,
             };
-            let mut parts: Vec<ArrayRef> = Vec::with_capacity(groups.len());
-            for g in groups {
-                let taken = take(arg.as_ref(), &UInt32Array::from(g.clone()), None)
-                    .map_err(|e| QueryError::compute(&what, e))?;
-                if taken.is_empty() {
-                    parts.push(arrow_array::new_null_array(arg.data_type(), 1));
-                    continue;
-                }
-                let best = sort_to_indices(&taken, Some(options), Some(1))
-                    .map_err(|e| QueryError::compute(&what, e))?;
-                parts.push(
-                    take(taken.as_ref(), &best, None).map_err(|e| QueryError::compute(&what, e))?,
-                );
-            }
-            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-            if refs.is_empty() {
-                arrow_array::new_empty_array(arg.data_type())
-            } else {
-                arrow_select::concat::concat(&refs).map_err(|e| QueryError::compute(&what, e))?
-            }
+            let rows = RowConverter::new(vec![SortField::new_with_options(
+                arg.data_type().clone(),
+                options,
+            )])
+            .and_then(|c| c.convert_columns(std::slice::from_ref(arg)))
+            .map_err(|e| QueryError::compute(&what, e))?;
+            // one pick per group (an empty group picks a null row past the end)
+            let picks: Vec<Option<u32>> = groups
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .copied()
+                        .min_by(|a, b| rows.row(*a as usize).cmp(&rows.row(*b as usize)))
+                })
+                .collect();
+            take(arg.as_ref(), &UInt32Array::from(picks), None)
+                .map_err(|e| QueryError::compute(&what, e))?
         }
     })
 }

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_ord::sort::{SortColumn, SortOptions, lexsort_to_indices};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::SortOptions;
 use arrow_schema::{Field, Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
 use deltalens_core::changes::{Changes, change_fields};
@@ -383,25 +384,32 @@ fn sort_and_limit(
         let n = limit.unwrap_or(usize::MAX).min(batch.num_rows());
         return Ok(batch.slice(0, n));
     }
-    let columns = keys
-        .iter()
-        .map(|(k, options)| {
-            let values = match k {
-                Key::Name(n) => column(&batch, n)?.clone(),
-                Key::Position(p) => batch
-                    .columns()
-                    .get(p - 1)
-                    .cloned()
-                    .ok_or_else(|| QueryError::param("ORDER BY", format!("no column {p}")))?,
-            };
-            Ok(SortColumn {
-                values,
-                options: Some(*options),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let idx = lexsort_to_indices(&columns, limit.map(|l| l.min(batch.num_rows())))
+    let mut columns = Vec::with_capacity(keys.len());
+    let mut fields = Vec::with_capacity(keys.len());
+    for (k, options) in keys {
+        let values = match k {
+            Key::Name(n) => column(&batch, n)?.clone(),
+            Key::Position(p) => batch
+                .columns()
+                .get(p - 1)
+                .cloned()
+                .ok_or_else(|| QueryError::param("ORDER BY", format!("no column {p}")))?,
+        };
+        fields.push(SortField::new_with_options(
+            values.data_type().clone(),
+            *options,
+        ));
+        columns.push(values);
+    }
+    // the keys as byte strings that sort like the keys (arrow's row format), then a
+    // stable sort of the row numbers
+    let rows = RowConverter::new(fields)
+        .and_then(|c| c.convert_columns(&columns))
         .map_err(|e| QueryError::compute("ORDER BY", e))?;
+    let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
+    order.sort_by(|a, b| rows.row(*a as usize).cmp(&rows.row(*b as usize)));
+    order.truncate(limit.unwrap_or(usize::MAX));
+    let idx = arrow_array::UInt32Array::from(order);
     take_record_batch(&batch, &idx).map_err(|e| QueryError::compute("ORDER BY", e))
 }
 
