@@ -60,6 +60,18 @@ pub fn encode(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> Re
         format: format.name(),
         message: e.to_string(),
     };
+    if format == Format::Csv
+        && let Some(f) = schema.fields().iter().find(|f| f.data_type().is_nested())
+    {
+        return Err(QueryError::InvalidParameter {
+            parameter: "format".into(),
+            message: format!(
+                "CSV cannot hold the nested column `{}` ({}); choose json, jsonl or arrow, or select other columns",
+                f.name(),
+                f.data_type()
+            ),
+        });
+    }
     let text = |batches: &[RecordBatch]| -> Result<Vec<RecordBatch>> {
         batches.iter().map(utc_as_offset).collect()
     };

@@ -235,6 +235,40 @@ mod tests {
         assert_eq!(c.inner.stats().requests, before);
     }
 
+    /// Two storages over one [`SharedCache`] (two requests of an edge worker): the second
+    /// reads what the first read from memory, tails included; reads above the entry limit
+    /// are never kept.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn a_shared_cache_serves_the_next_storage() {
+        let mem = std::sync::Arc::new(MemoryStorage::new());
+        mem.put("_delta_log/00000000000000000001.json", "commit", 1);
+        mem.put("small.parquet", vec![1u8; 40], 1);
+        mem.put("big.parquet", vec![2u8; 500], 1);
+        let shared = SharedCache::new(1000, 100);
+        let first = CachingStorage::with_cache(CountingStorage::new(mem.clone()), shared.clone());
+        block_on(first.get("_delta_log/00000000000000000001.json")).unwrap();
+        assert_eq!(block_on(first.get_tail("small.parquet", 8)).unwrap().1, 40);
+        block_on(first.get("big.parquet")).unwrap();
+        assert_eq!(first.inner.stats().requests, 3);
+        let second = CachingStorage::with_cache(CountingStorage::new(mem), shared.clone());
+        block_on(second.get("_delta_log/00000000000000000001.json")).unwrap();
+        let (tail, size) = block_on(second.get_tail("small.parquet", 8)).unwrap();
+        assert_eq!((tail.len(), size), (8, 40));
+        assert_eq!(
+            second.inner.stats().requests,
+            0,
+            "served from the shared cache"
+        );
+        block_on(second.get("big.parquet")).unwrap();
+        assert_eq!(
+            second.inner.stats().requests,
+            1,
+            "above the entry limit: not kept"
+        );
+        assert!(shared.cached_bytes() <= 100);
+    }
+
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn memory_is_bounded() {
