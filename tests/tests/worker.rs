@@ -257,34 +257,8 @@ impl Env {
 
 /// What the same request gives natively, through the code the CLI runs: `(status, body)`.
 fn native(api: ApiRequest, table: &Table) -> (u16, Vec<u8>) {
-    let rt = runtime();
-    let run = async {
-        let doc = |v: Value| -> Vec<u8> {
-            let mut b = v.to_string().into_bytes();
-            b.push(b'\n');
-            b
-        };
-        Ok::<Vec<u8>, deltalens_query::QueryError>(match api {
-            ApiRequest::Info { at, .. } => {
-                let s = table.snapshot(at).await?;
-                doc(deltalens_report::overview(table.location(), &s))
-            }
-            ApiRequest::Schema { at, .. } => doc(table.snapshot(at).await?.schema.raw.clone()),
-            ApiRequest::Files { at, .. } => {
-                let s = table.snapshot(at).await?;
-                doc(Value::Array(deltalens_report::files(&s)?))
-            }
-            ApiRequest::History { limit, .. } => {
-                doc(serde_json::to_value(table.history(limit).await?).unwrap())
-            }
-            ApiRequest::Rows { query, format } => {
-                let out = deltalens_query::execute(&query, table, Some(100_000)).await?;
-                deltalens_query::encode::encode(format, &out.schema, &out.batches)?
-            }
-        })
-    };
-    match rt.block_on(run) {
-        Ok(b) => (200, b),
+    match runtime().block_on(deltalens_query::answer(api, table, 100_000)) {
+        Ok(a) => (200, a.body),
         Err(e) => (e.status(), e.code().into_bytes()),
     }
 }

@@ -1,8 +1,7 @@
 //! Requests in, responses out: method and path, bearer token, allowlist, then the core.
 
-use deltalens_core::Table;
+use deltalens_query::answer;
 use deltalens_query::request::{parse_get, parse_query};
-use deltalens_query::{ApiRequest, encode::encode, execute};
 use serde_json::{Value, json};
 use worker::{Env, Headers, Method, Request, Response};
 
@@ -77,7 +76,7 @@ fn token_matches(given: &str, want: &str) -> bool {
 }
 
 async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
-    let mut config = Config { ..config.clone() };
+    let mut config = config.clone();
     if let Some(want) = &config.auth_token {
         let given = req.headers().get("authorization").ok().flatten();
         let ok = given
@@ -111,7 +110,7 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
                            "GET /v1/scan", "GET /v1/changes", "POST /v1/query"],
                 "allowed_table_prefixes": config.allowlist.len(),
             });
-            return json_response(&body, None);
+            return json_response(&body);
         }
         (Method::Post, "/v1/query") => {
             let body = req.bytes().await?;
@@ -158,72 +157,29 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
     // before anything is fetched: the table must be allowed
     config.allowlist.check(api.table())?;
     let opened = open(api.table(), env, config)?;
-    let result = run(api, &opened.table, config).await;
-    let (content_type, body, version, rows) = result?;
+    let a = answer(api, &opened.table, config.max_rows).await?;
     // the work after the last subrequest counts too
     opened
         .budget
         .check_time("the response")
         .map_err(|e| ApiError::from(deltalens_core::Error::from(e)))?;
     let h = Headers::new();
-    h.set("content-type", content_type)?;
-    h.set("x-deltalens-version", &version.to_string())?;
+    h.set("content-type", a.content_type)?;
+    h.set("x-deltalens-version", &a.version.to_string())?;
     h.set(
         "x-deltalens-subrequests",
         &opened.budget.requests().to_string(),
     )?;
     h.set("x-deltalens-bytes-read", &opened.budget.bytes().to_string())?;
-    if let Some(n) = rows {
+    if let Some(n) = a.rows {
         h.set("x-deltalens-rows", &n.to_string())?;
     }
     h.set("cache-control", "no-store")?;
-    Ok(Response::from_bytes(body)?.with_headers(h))
+    Ok(Response::from_bytes(a.body)?.with_headers(h))
 }
 
-fn json_response(v: &Value, _: Option<()>) -> Result<Response, ApiError> {
+fn json_response(v: &Value) -> Result<Response, ApiError> {
     let h = Headers::new();
     h.set("content-type", "application/json")?;
     Ok(Response::ok(v.to_string())?.with_headers(h))
-}
-
-type Answer = (&'static str, Vec<u8>, u64, Option<usize>);
-
-fn doc(v: &Value, version: u64) -> Answer {
-    let mut body = v.to_string().into_bytes();
-    body.push(b'\n');
-    ("application/json", body, version, None)
-}
-
-async fn run(api: ApiRequest, table: &Table, config: &Config) -> Result<Answer, ApiError> {
-    Ok(match api {
-        ApiRequest::Info { at, .. } => {
-            let s = table.snapshot(at).await?;
-            doc(&deltalens_report::overview(table.location(), &s), s.version)
-        }
-        ApiRequest::Schema { at, .. } => {
-            let s = table.snapshot(at).await?;
-            doc(&s.schema.raw, s.version)
-        }
-        ApiRequest::Files { at, .. } => {
-            let s = table.snapshot(at).await?;
-            doc(&Value::Array(deltalens_report::files(&s)?), s.version)
-        }
-        ApiRequest::History { limit, .. } => {
-            let h = table.history(limit).await?;
-            let version = h.first().map_or(0, |e| e.version);
-            let v = serde_json::to_value(&h)
-                .map_err(|e| ApiError::new(500, "encode_failed", e.to_string()))?;
-            doc(&v, version)
-        }
-        ApiRequest::Rows { query, format } => {
-            let out = execute(&query, table, Some(config.max_rows)).await?;
-            let body = encode(format, &out.schema, &out.batches)?;
-            (
-                format.content_type(),
-                body,
-                out.version,
-                Some(out.num_rows()),
-            )
-        }
-    })
 }

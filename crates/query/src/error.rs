@@ -153,7 +153,6 @@ impl QueryError {
                 C::Storage(s) => match s {
                     StorageError::NotFound { .. } => 404,
                     StorageError::InvalidLocation { .. } => 400,
-                    StorageError::PermissionDenied { .. } => 502,
                     _ => 502,
                 },
                 C::NotATable { .. } => 404,

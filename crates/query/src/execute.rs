@@ -11,9 +11,9 @@ use arrow_row::{RowConverter, SortField};
 use arrow_schema::SortOptions;
 use arrow_schema::{Field, Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
+use deltalens_core::Table;
 use deltalens_core::changes::{Changes, change_fields};
 use deltalens_core::scan::{Scan, ScanOptions};
-use deltalens_core::{Table, VersionSpec};
 
 use crate::aggregate::{aggregate, groups, result_type};
 use crate::error::{QueryError, Result};
@@ -411,12 +411,4 @@ fn sort_and_limit(
     order.truncate(limit.unwrap_or(usize::MAX));
     let idx = arrow_array::UInt32Array::from(order);
     take_record_batch(&batch, &idx).map_err(|e| QueryError::compute("ORDER BY", e))
-}
-
-/// The version spec of a table source (`Latest` for changes).
-pub fn version_spec(source: &Source) -> VersionSpec {
-    match source {
-        Source::Table { at, .. } => *at,
-        Source::Changes { .. } => VersionSpec::Latest,
-    }
 }

@@ -8,17 +8,20 @@
 //! - [`execute`]: running a [`Query`] on a [`deltalens_core::Table`] (filter, columns and
 //!   limit pushed into the scan, then grouping, aggregates, ordering) within a rows budget;
 //! - [`aggregate`]: grouping and the aggregate functions;
+//! - [`answer()`]: an API request answered on a table (JSON documents or encoded rows);
 //! - [`access`]: the allowlist of table URL prefixes (checked before any request);
 //! - [`encode`]: JSON, JSON lines, CSV and Arrow IPC output.
 
 pub mod access;
 pub mod aggregate;
+mod answer;
 pub mod encode;
 mod error;
 pub mod execute;
 pub mod request;
 pub mod sql;
 
+pub use answer::{Answer, answer};
 pub use error::{QueryError, Result};
 pub use execute::{Output, execute};
 pub use request::{ApiRequest, Format};

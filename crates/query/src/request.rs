@@ -201,25 +201,13 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
         AT.iter().chain(extra).copied().collect()
     }
     Ok(match path.trim_end_matches('/') {
-        "/v1/info" => {
+        route @ ("/v1/info" | "/v1/schema" | "/v1/files") => {
             p.only(&AT)?;
-            ApiRequest::Info {
-                table: p.table()?,
-                at: p.at()?,
-            }
-        }
-        "/v1/schema" => {
-            p.only(&AT)?;
-            ApiRequest::Schema {
-                table: p.table()?,
-                at: p.at()?,
-            }
-        }
-        "/v1/files" => {
-            p.only(&AT)?;
-            ApiRequest::Files {
-                table: p.table()?,
-                at: p.at()?,
+            let (table, at) = (p.table()?, p.at()?);
+            match route {
+                "/v1/info" => ApiRequest::Info { table, at },
+                "/v1/schema" => ApiRequest::Schema { table, at },
+                _ => ApiRequest::Files { table, at },
             }
         }
         "/v1/history" => {
