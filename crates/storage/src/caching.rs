@@ -131,6 +131,12 @@ impl<S: Storage> Storage for CachingStorage<S> {
         {
             return Ok(whole.slice(r.start as usize..r.end as usize));
         }
+        // a suffix read of the same length as an earlier tail read is that tail
+        if let ByteRange::Suffix(n) = range
+            && let Some((d, _)) = self.lookup(&Key::Tail(path.to_string(), n))
+        {
+            return Ok(d);
+        }
         let key = Key::Range(path.to_string(), range.to_string());
         if let Some((d, _)) = self.lookup(&key) {
             return Ok(d);
@@ -175,9 +181,8 @@ impl<S: Storage> Storage for CachingStorage<S> {
         }
         let (d, size) = self.inner.get_tail(path, n).await?;
         if cacheable(path) {
-            // a later suffix read of the same length is answered from memory
-            let key = Key::Range(path.to_string(), ByteRange::Suffix(n).to_string());
-            self.store(key, d.clone(), None);
+            // kept once, with the size: a later tail or suffix read of this length is
+            // answered from memory
             let meta = ObjectMeta {
                 path: path.to_string(),
                 size,
