@@ -171,30 +171,16 @@ fn stat_array(v: &Value, ty: &ArrowType, is_max: bool) -> Option<ArrayRef> {
     };
     let a = literal_array(&lit, ty, &[]).ok()?;
     match ty {
-        // timestamp statistics are truncated to milliseconds: widen the upper bound
-        ArrowType::Timestamp(_, _) if is_max => {
-            let us = arrow_cast::cast(&a, &ArrowType::Int64).ok()?;
-            let bumped = arrow_arith::numeric::add(
-                &us,
-                &Scalar::new(arrow_array::Int64Array::from(vec![999])),
-            )
-            .ok()?;
-            let ts = arrow_cast::cast(
-                &bumped,
-                &ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, None),
-            )
-            .ok()?;
-            match ty {
-                ArrowType::Timestamp(_, Some(tz)) => {
-                    use arrow_array::cast::AsArray;
-                    let t = ts
-                        .as_primitive::<arrow_array::types::TimestampMicrosecondType>()
-                        .clone()
-                        .with_timezone(tz.clone());
-                    Some(std::sync::Arc::new(t))
-                }
-                _ => Some(ts),
-            }
+        // timestamp statistics are truncated to milliseconds: widen the upper bound by 999 µs
+        // (Delta timestamps are microseconds; the time zone is kept)
+        ArrowType::Timestamp(arrow_schema::TimeUnit::Microsecond, _) if is_max => {
+            use arrow_array::cast::AsArray;
+            use arrow_array::types::TimestampMicrosecondType as Micros;
+            let ts = a.as_primitive_opt::<Micros>()?;
+            let bumped = ts
+                .unary::<_, Micros>(|us| us.saturating_add(999))
+                .with_timezone_opt(ts.timezone());
+            Some(std::sync::Arc::new(bumped))
         }
         _ => Some(a),
     }
@@ -421,4 +407,66 @@ pub fn page_selection(
         });
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(ty: &str, max: &str) -> (Vec<StructField>, Add) {
+        let fields: Vec<StructField> = serde_json::from_value(serde_json::json!([
+            {"name": "ts", "type": ty, "nullable": true, "metadata": {}}
+        ]))
+        .unwrap();
+        let stats = serde_json::json!({
+            "numRecords": 2,
+            "minValues": {"ts": "2024-01-01T00:00:00.000Z"},
+            "maxValues": {"ts": max},
+            "nullCount": {"ts": 0}
+        });
+        let add: Add = serde_json::from_value(serde_json::json!({
+            "path": "a.parquet", "partitionValues": {}, "size": 1, "modificationTime": 0,
+            "dataChange": true, "stats": stats.to_string()
+        }))
+        .unwrap();
+        (fields, add)
+    }
+
+    // Writers truncate timestamp statistics to milliseconds, so a stored maximum of .123 stands
+    // for any value up to .123999: such a file may match up to that bound, not past it.
+    #[test]
+    fn timestamp_max_statistics_are_widened_to_the_millisecond() {
+        for (ty, max) in [
+            ("timestamp", "2024-01-01T00:00:00.123Z"),
+            ("timestamp_ntz", "2024-01-01T00:00:00.123"),
+        ] {
+            let (fields, add) = file(ty, max);
+            let stats = FileStats::new(&fields, &[], &add);
+            let may = |sql: &str| could_match(&Predicate::parse(sql).unwrap(), &stats, false);
+            let at = |t: &str| {
+                if ty == "timestamp" {
+                    format!("TIMESTAMP '2024-01-01 00:00:00.{t}Z'")
+                } else {
+                    format!("TIMESTAMP_NTZ '2024-01-01 00:00:00.{t}'")
+                }
+            };
+            for (t, expected) in [
+                ("123", true),
+                ("123456", true),
+                ("123999", true),
+                ("124", false),
+            ] {
+                assert_eq!(may(&format!("ts = {}", at(t))), expected, "{ty} ts = .{t}");
+                assert_eq!(
+                    may(&format!("ts >= {}", at(t))),
+                    expected,
+                    "{ty} ts >= .{t}"
+                );
+            }
+            assert!(
+                may(&format!("ts < {}", at("001"))),
+                "{ty}: the minimum is not widened"
+            );
+        }
+    }
 }
