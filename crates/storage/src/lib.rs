@@ -17,6 +17,7 @@ mod budget;
 mod caching;
 mod counting;
 mod error;
+pub mod http_range;
 mod memory;
 mod retry;
 
