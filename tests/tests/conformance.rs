@@ -100,7 +100,8 @@ async fn check_table(
                 exp["files"]
             ));
         }
-        if let (Some(rows), Some(expected_rows)) = (snap.num_rows(), exp["rows"].as_i64()) {
+        if let (Some(rows), Some(expected_rows)) = (snap.num_rows().unwrap(), exp["rows"].as_i64())
+        {
             *checks += 1;
             if rows != expected_rows {
                 fail(format!("v{v}: {rows} rows from stats != {expected_rows}"));

@@ -55,11 +55,15 @@ fn fixtures_match_deltalake() {
                 "{name} v{v} files"
             );
             assert_eq!(
-                snap.size_bytes(),
+                snap.size_bytes().unwrap(),
                 e["size_bytes"].as_i64().unwrap(),
                 "{name} v{v} size"
             );
-            assert_eq!(snap.num_rows(), e["rows"].as_i64(), "{name} v{v} rows");
+            assert_eq!(
+                snap.num_rows().unwrap(),
+                e["rows"].as_i64(),
+                "{name} v{v} rows"
+            );
             let fields: Vec<Value> = snap
                 .schema
                 .fields()
@@ -203,7 +207,7 @@ fn statistics_only_as_struct_are_read_from_the_checkpoint() {
     let table = open_local(&fixtures_dir().join("stats_struct"));
     let snap = rt.block_on(table.snapshot(VersionSpec::Latest)).unwrap();
     assert_eq!(snap.checkpoint_version, Some(2));
-    assert_eq!(snap.num_rows(), Some(30));
+    assert_eq!(snap.num_rows().unwrap(), Some(30));
     let opts = ScanOptions {
         filter: Some(Predicate::parse("id >= 25").unwrap()),
         ..Default::default()

@@ -16,6 +16,18 @@ pub fn explain(e: &Error) -> String {
              Authorization and x-amz-* for S3 keys), and expose Content-Range, Content-Length \
              and ETag."
         }
+        Error::Storage(StorageError::InvalidResponse { .. }) => {
+            "The server answered with other bytes than those asked for (a proxy or server \
+             that mishandles Range requests); nothing of that answer was used. Try again, or \
+             read the table from its store directly."
+        }
+        Error::Storage(StorageError::Http { status, .. }) if *status >= 500 => {
+            "The store kept failing after several attempts: try again later."
+        }
+        Error::LimitExceeded { .. } => {
+            "The table's log asks for more work than deltalens allows (it is corrupt, or was \
+             not written by a Delta writer)."
+        }
         Error::Storage(StorageError::PermissionDenied { .. }) => {
             "Access was refused: check the credentials under 'Storage options' and that they \
              allow reading (and listing) the table's prefix."

@@ -19,13 +19,6 @@ impl std::fmt::Debug for R2Storage {
     }
 }
 
-/// `r2://BINDING/path` → (binding, path).
-pub fn parse_url(url: &str) -> Option<(&str, &str)> {
-    let rest = url.strip_prefix("r2://")?;
-    let (binding, path) = rest.split_once('/').unwrap_or((rest, ""));
-    (!binding.is_empty()).then_some((binding, path.trim_matches('/')))
-}
-
 impl R2Storage {
     pub fn new(bucket: Bucket, binding: &str, path: &str) -> Self {
         R2Storage {

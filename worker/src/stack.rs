@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use deltalens_core::Table;
 use deltalens_fetch_storage::FetchStorage;
-use deltalens_storage::{BudgetStorage, CachingStorage, DynStorage, SharedCache};
+use deltalens_storage::{BudgetStorage, CachingStorage, DynStorage, SharedCache, Store, TableUrl};
 use worker::Env;
 
 use crate::config::Config;
 use crate::errors::ApiError;
-use crate::r2::{R2Storage, parse_url};
+use crate::r2::R2Storage;
 
 /// Table roots with a cache in this isolate (least recently used first).
 const ROOTS: usize = 8;
@@ -62,8 +62,11 @@ pub struct Opened {
 }
 
 pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
-    let backend: DynStorage = match parse_url(url) {
-        Some((binding, path)) => {
+    let parsed =
+        TableUrl::parse(url).map_err(|e| ApiError::new(400, "invalid_table_url", e.to_string()))?;
+    let backend: DynStorage = match &parsed.store {
+        Store::R2 { binding } => {
+            let (binding, path) = (binding.as_str(), parsed.key.as_str());
             let bucket = env.bucket(binding).map_err(|_| {
                 ApiError::new(
                     400,
@@ -75,14 +78,14 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
             })?;
             Arc::new(R2Storage::new(bucket, binding, path))
         }
-        None => Arc::new(
+        _ => Arc::new(
             FetchStorage::open(url, &config.storage)
                 .map_err(|e| ApiError::new(400, "invalid_table_url", e.0))?
                 .on_server(),
         ),
     };
     let budget = Arc::new(BudgetStorage::new(backend, config.budgets, now));
-    let cache = cache_for(url.trim_end_matches('/'), config.cache_bytes);
+    let cache = cache_for(&parsed.canonical(), config.cache_bytes);
     let storage: DynStorage = Arc::new(CachingStorage::with_cache(budget.clone(), cache));
     Ok(Opened {
         table: Table::new(storage, url),

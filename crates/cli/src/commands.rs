@@ -38,18 +38,18 @@ pub async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, 
         ("files", s.num_files().to_string()),
         (
             "size",
-            format!(
-                "{} ({} bytes)",
-                render::bytes(s.size_bytes()),
-                s.size_bytes()
-            ),
+            match s.size_bytes() {
+                Ok(n) => format!("{} ({n} bytes)", render::bytes(n)),
+                Err(e) => format!("unknown: {e}"),
+            },
         ),
         (
             "rows",
-            s.num_rows().map_or_else(
-                || "unknown (some files have no statistics)".into(),
-                |n| n.to_string(),
-            ),
+            match s.num_rows() {
+                Ok(Some(n)) => n.to_string(),
+                Ok(None) => "unknown (some files have no statistics)".into(),
+                Err(e) => format!("unknown: {e}"),
+            },
         ),
         ("partition columns", s.partition_columns().join(", ")),
         (
@@ -208,7 +208,8 @@ pub async fn files(table: &Table, at: VersionSpec, json: bool) -> Result<String,
     out.push_str(&format!(
         "{} files, {} at version {}\n",
         s.num_files(),
-        render::bytes(s.size_bytes()),
+        s.size_bytes()
+            .map_or_else(|_| "unknown size".into(), render::bytes),
         s.version
     ));
     Ok(out)
@@ -287,7 +288,7 @@ pub async fn scan(
     let scan = Scan::new(&s, t.table.location(), scan_options(rows)?).map_err(|e| e.to_string())?;
     let schema = scan.schema();
     let mut writer = crate::output::Writer::new(rows.format, out_stream(rows)?, &schema)?;
-    let mut progress = Progress::new(s.num_files(), s.size_bytes());
+    let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0));
     let mut write_err = None;
     let mut n = 0usize;
     let counter = t.counter.clone();
@@ -296,24 +297,23 @@ pub async fn scan(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .min(s.num_files().max(1));
     if rows.limit.is_none() && threads > 1 {
-        // decode files on `threads` threads (each with its own single-threaded runtime);
-        // batches come back through a small channel, so memory stays bounded
+        // decode files on `threads` threads; their reads run on the process' runtime
+        // (its handle), whose workers keep serving the connections the storage pools
+        // while this thread blocks below. Batches come back through a small channel, so
+        // memory stays bounded.
         let storage = t.table.storage().as_ref();
+        let handle = tokio::runtime::Handle::current();
         let (btx, brx) = std::sync::mpsc::sync_channel(threads * 2);
         let result: Result<(), String> = std::thread::scope(|scope| {
             let mut workers = Vec::new();
             for part in 0..threads {
-                let (btx, scan) = (btx.clone(), &scan);
+                let (btx, scan, handle) = (btx.clone(), &scan, handle.clone());
                 workers.push(scope.spawn(move || -> Result<(), String> {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .max_blocking_threads(1)
-                        .build()
+                    handle
+                        .block_on(scan.execute_partition(storage, part, threads, &mut |b| {
+                            Ok(btx.send(b).is_ok())
+                        }))
                         .map_err(|e| e.to_string())?;
-                    rt.block_on(scan.execute_partition(storage, part, threads, &mut |b| {
-                        Ok(btx.send(b).is_ok())
-                    }))
-                    .map_err(|e| e.to_string())?;
                     Ok(())
                 }));
             }

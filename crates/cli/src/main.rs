@@ -378,7 +378,8 @@ async fn run(cli: Cli) -> Result<String, String> {
     if args.io_log {
         for r in args.counter.records() {
             let range = r.range.map(|r| r.to_string()).unwrap_or_default();
-            eprintln!("io: {:?} {} {range} -> {} bytes", r.kind, r.path, r.bytes);
+            let path = render::terminal_safe(&r.path, false);
+            eprintln!("io: {:?} {path} {range} -> {} bytes", r.kind, r.bytes);
         }
     }
     if args.io_stats {
@@ -393,9 +394,15 @@ async fn run(cli: Cli) -> Result<String, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_current_thread()
+    // One multi-thread runtime owns every connection: scan threads decode on their own
+    // OS threads but drive their reads through this runtime's handle, so pooled HTTP
+    // connections (which belong to the runtime that opened them) keep being served while
+    // the main thread waits for the scan threads. A current-thread runtime blocked by
+    // those waits hung remote scans forever.
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
-        .max_blocking_threads(1)
+        .max_blocking_threads(4)
         .build()
     {
         Ok(rt) => rt,
@@ -404,13 +411,15 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // every document and message is text from a table or a server: shown, never obeyed
+    // by the terminal (JSON already escapes controls; rows stream through output.rs)
     match rt.block_on(run(cli)) {
         Ok(out) => {
-            print!("{out}");
+            print!("{}", render::terminal_safe(&out, true));
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", render::terminal_safe(&e, true));
             ExitCode::from(1)
         }
     }

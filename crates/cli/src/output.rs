@@ -55,7 +55,8 @@ fn cells(batch: &RecordBatch) -> Res<Vec<Vec<String>>> {
         .map(|r| {
             fmts.iter()
                 .map(|f| {
-                    let s = f.value(r).to_string();
+                    let s =
+                        crate::render::terminal_safe(&f.value(r).to_string(), false).into_owned();
                     if s.chars().count() > MAX_CELL {
                         let t: String = s.chars().take(MAX_CELL - 1).collect();
                         format!("{t}…")
@@ -86,7 +87,11 @@ fn size_columns(names: &[String], rows: &[Vec<String>]) -> Vec<usize> {
 }
 
 fn print_header(out: &mut impl Write, names: &[String], w: &[usize]) -> Res<()> {
-    let head: Vec<String> = names.iter().zip(w).map(|(n, w)| pad(n, *w)).collect();
+    let head: Vec<String> = names
+        .iter()
+        .zip(w)
+        .map(|(n, w)| pad(&crate::render::terminal_safe(n, false), *w))
+        .collect();
     writeln!(out, "{}", head.join("  ").trim_end()).map_err(e)?;
     let rule: Vec<String> = w.iter().map(|w| "-".repeat(*w)).collect();
     writeln!(out, "{}", rule.join("  ")).map_err(e)

@@ -65,6 +65,35 @@ pub fn bytes(n: i64) -> String {
     }
 }
 
+/// Whether `c` must not reach a terminal as is: C0/C1 controls and DEL (ESC starts the
+/// sequences that move the cursor, retitle the window or — OSC 52 — write the
+/// clipboard) and the bidirectional overrides that make text display in another order.
+fn unsafe_char(c: char, keep_newlines: bool) -> bool {
+    (c.is_control() && !(keep_newlines && (c == '\n' || c == '\t')))
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every character a terminal would act on written as an escape (`\x1b`,
+/// `\u{202e}`): table text, metadata and values from a table are data, never commands
+/// to the terminal. Newlines and tabs are kept when `keep_newlines` (whole documents).
+pub fn terminal_safe(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| unsafe_char(c, keep_newlines)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !unsafe_char(c, keep_newlines) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A JSON value as short text (strings without quotes, null as empty).
 pub fn cell(v: &serde_json::Value) -> String {
     match v {
@@ -84,5 +113,26 @@ mod tests {
         assert_eq!(t, "a    bb\n---  --\nxyz  1\n");
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(2048), "2.0 KiB");
+    }
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        // OSC 52 (clipboard write), a colour, a title, C1 CSI, a bidi override
+        let hostile = "a\u{1b}]52;c;ZXZpbA==\u{7}b\u{1b}[31mred\u{9b}2J\u{202e}txt.exe";
+        let safe = terminal_safe(hostile, false);
+        assert!(
+            !safe.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{safe}"
+        );
+        assert_eq!(
+            safe,
+            "a\\x1b]52;c;ZXZpbA==\\x07b\\x1b[31mred\\x9b2J\\u{202e}txt.exe"
+        );
+        assert_eq!(terminal_safe("x\ny\tz", false), "x\\ny\\tz");
+        assert_eq!(terminal_safe("x\ny\tz", true), "x\ny\tz");
+        assert!(matches!(
+            terminal_safe("plain é", false),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

@@ -156,7 +156,11 @@ fn sidecar_path(path: &str) -> Result<String> {
         });
     }
     let name = path.rsplit('/').next().unwrap_or(path);
-    Ok(format!("{SIDECAR_DIR}{name}"))
+    let decoded = crate::table_path::decode_checked(name).map_err(|message| Error::InvalidLog {
+        path: path.to_string(),
+        message: format!("sidecar path refused: {message}"),
+    })?;
+    Ok(format!("{SIDECAR_DIR}{decoded}"))
 }
 
 fn str_at(a: Option<&ArrayRef>, i: usize) -> Option<String> {
@@ -425,5 +429,16 @@ mod tests {
             "_delta_log/_sidecars/abc.parquet"
         );
         assert!(sidecar_path("s3://b/t/_delta_log/_sidecars/abc.parquet").is_err());
+        // a hostile log cannot climb out of _sidecars/ (fetch would normalise `..`)
+        for bad in [
+            "..",
+            "_sidecars/..",
+            "%2e%2e",
+            "_sidecars/%2E%2E",
+            "a%2f..%2f..%2fx",
+            "",
+        ] {
+            assert!(sidecar_path(bad).is_err(), "{bad}");
+        }
     }
 }

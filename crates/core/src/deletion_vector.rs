@@ -34,18 +34,28 @@ pub fn dv_file_path(dv: &DeletionVectorDescriptor, table_location: &str) -> Resu
                 z85::decode(encoded).map_err(|e| dv_error(dv, format!("bad Z85 UUID: {e}")))?;
             let uuid =
                 format_uuid(&bytes).ok_or_else(|| dv_error(dv, "the UUID is not 16 bytes"))?;
-            Ok(if prefix.is_empty() {
+            let path = if prefix.is_empty() {
                 format!("deletion_vector_{uuid}.bin")
             } else {
                 format!("{prefix}/deletion_vector_{uuid}.bin")
-            })
+            };
+            // the prefix is stored as is (not URL-encoded); refuse it if either form
+            // would climb out of the table
+            crate::table_path::check(&path).map_err(|m| dv_error(dv, m))?;
+            crate::table_path::decode_checked(&path).map_err(|m| dv_error(dv, m))?;
+            Ok(path)
         }
-        "p" => relative_to_table(&dv.path_or_inline_dv, table_location).ok_or_else(|| {
-            dv_error(
-                dv,
-                format!("absolute path is outside the table at {table_location}"),
-            )
-        }),
+        "p" => {
+            let rel =
+                relative_to_table(&dv.path_or_inline_dv, table_location).ok_or_else(|| {
+                    dv_error(
+                        dv,
+                        format!("absolute path is outside the table at {table_location}"),
+                    )
+                })?;
+            crate::table_path::check(&rel).map_err(|m| dv_error(dv, m))?;
+            Ok(rel)
+        }
         other => Err(dv_error(
             dv,
             format!("storage type {other:?} is not on disk"),
@@ -224,6 +234,18 @@ mod tests {
             Some("dv/x.bin")
         );
         assert_eq!(relative_to_table("s3://other/x.bin", "s3://b/t"), None);
+        // a crafted prefix or absolute path cannot leave the table
+        let uuid = "^-aqEH.-t@S}K{vb[*k^";
+        for prefix in ["../", "a/../../", "%2e%2e/", "/", "a\\..\\"] {
+            let d = desc("u", &format!("{prefix}{uuid}"), Some(4), 40, 6);
+            assert!(dv_file_path(&d, "s3://b/t").is_err(), "{prefix}");
+        }
+        for p in ["s3://b/t/../other/x.bin", "s3://b/t/a/%2e%2e/%2e%2e/x.bin"] {
+            assert!(
+                dv_file_path(&desc("p", p, Some(4), 40, 6), "s3://b/t").is_err(),
+                "{p}"
+            );
+        }
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -11,6 +11,7 @@ use futures::{StreamExt, TryStreamExt};
 
 use crate::error::{Error, Result};
 use crate::last_checkpoint::{fetch_hinted, read_hint};
+use crate::limits;
 use crate::log_path::{CheckpointKind, LOG_DIR, LogFile, commit_path};
 use crate::log_segment::{Checkpoint, FETCH_CONCURRENCY, LogListing};
 use crate::prefetch::Prefetched;
@@ -48,8 +49,40 @@ const FIRST_BATCH: u64 = 16;
 const FIRST_BATCH_FEW_REQUESTS: u64 = 2;
 const MAX_BATCH: u64 = 1024;
 
+/// Action names a commit line may start with.
+const ACTIONS: &[&str] = &[
+    "add",
+    "remove",
+    "metaData",
+    "protocol",
+    "commitInfo",
+    "txn",
+    "cdc",
+    "domainMetadata",
+    "checkpointMetadata",
+    "sidecar",
+];
+
+/// Whether `data` reads as a Delta commit: its first non-blank line is a JSON object whose
+/// first key is an action. A host that answers every path (an HTML error page with 200, a
+/// catch-all route) fails this at once instead of being probed forever.
+fn is_commit(data: &[u8]) -> bool {
+    let Some(line) = data
+        .split(|b| *b == b'\n')
+        .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()))
+    else {
+        return false;
+    };
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
+        .ok()
+        .and_then(|m| m.keys().next().map(|k| ACTIONS.contains(&k.as_str())))
+        .unwrap_or(false)
+}
+
 /// The consecutive commits from `from` on, fetched whole: batches of 16, 32, 64, ...
-/// (2, 2, 4, 4, ... where requests are budgeted) requested at once, until a commit is missing.
+/// (2, 2, 4, 4, ... where requests are budgeted) requested at once, until a commit is
+/// missing. Each body must read as a commit, and at most
+/// [`limits::MAX_UNLISTED_VERSIONS`] are probed.
 async fn probe_commits<S: Storage + ?Sized>(
     storage: &S,
     from: u64,
@@ -63,6 +96,13 @@ async fn probe_commits<S: Storage + ?Sized>(
     };
     let (mut next, mut batch, mut rounds) = (from, first, 0u32);
     loop {
+        limits::check(
+            "MAX_UNLISTED_VERSIONS",
+            "the number of commits found by name",
+            found.len() as u64 + batch,
+            limits::MAX_UNLISTED_VERSIONS,
+            &commit_path(next),
+        )?;
         let got: Vec<Option<Bytes>> = futures::stream::iter(next..next + batch)
             .map(|v| async move { get(storage, &commit_path(v)).await })
             .buffered(FETCH_CONCURRENCY)
@@ -70,8 +110,14 @@ async fn probe_commits<S: Storage + ?Sized>(
             .await?;
         for (v, data) in (next..).zip(got) {
             match data {
-                Some(d) => {
+                Some(d) if is_commit(&d) => {
                     found.insert(v, d);
+                }
+                Some(_) => {
+                    return Err(Error::InvalidLog {
+                        path: commit_path(v),
+                        message: "the server answered with something that is not a Delta commit (its first line is not a JSON action); it may answer every path: check the table URL".into(),
+                    });
                 }
                 None => return Ok(found),
             }
@@ -146,6 +192,7 @@ pub async fn discover_log<S: Storage + ?Sized>(
     let mut checkpoint = None;
     let mut found = BTreeMap::new();
     if let Some(h) = &hint {
+        h.part_paths()?; // the hint's version and parts are within limits
         let (hinted, probed) = futures::join!(
             fetch_hinted(storage, h),
             probe_commits(storage, h.version + 1)
@@ -187,6 +234,13 @@ pub async fn discover_log<S: Storage + ?Sized>(
         (_, Some(_)) | (None, _) => 0,
         (Some(c), None) => c + 1,
     };
+    limits::check(
+        "MAX_UNLISTED_VERSIONS",
+        "the number of versions to reconstruct without listing",
+        (latest + 1).saturating_sub(from),
+        limits::MAX_UNLISTED_VERSIONS,
+        crate::log_path::LAST_CHECKPOINT,
+    )?;
     let mut commits = BTreeMap::new();
     for v in from..=latest {
         let path = commit_path(v);

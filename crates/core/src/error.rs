@@ -104,6 +104,26 @@ pub enum Error {
     )]
     CodecNotBuilt { codec: String, path: String },
 
+    /// A count or size read from the log is over one of deltalens' limits
+    /// ([`crate::limits`]): the work is refused before it starts.
+    #[error(
+        "{path}: {what} is {value}, over the limit of {max} ({limit}); the log is corrupt or not written by a Delta writer"
+    )]
+    LimitExceeded {
+        /// The limit's name in [`crate::limits`].
+        limit: &'static str,
+        what: &'static str,
+        value: u64,
+        max: u64,
+        path: String,
+    },
+
+    /// A sum over the active files does not fit in 64 bits.
+    #[error(
+        "the {what} of the active files overflows a 64-bit sum: the log's add actions carry corrupt values"
+    )]
+    Overflow { what: &'static str },
+
     /// The table schema could not be parsed or converted.
     #[error("invalid table schema: {message}")]
     InvalidSchema { message: String },

@@ -4,12 +4,13 @@
 
 use bytes::Bytes;
 use deltalens_storage::{ByteRange, ObjectMeta, Storage};
-use futures::future::try_join_all;
+use futures::{StreamExt, TryStreamExt};
 use serde::Deserialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::limits;
 use crate::log_path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind};
-use crate::log_segment::Checkpoint;
+use crate::log_segment::{Checkpoint, FETCH_CONCURRENCY};
 use crate::prefetch::Prefetched;
 
 /// Bytes read from the end of each checkpoint file: the Parquet footer, and the whole
@@ -39,18 +40,48 @@ impl Hint {
         serde_json::from_slice(data).ok()
     }
 
-    /// Paths of the files of the hinted checkpoint, in part order.
-    pub fn part_paths(&self) -> Vec<String> {
+    /// Paths of the files of the hinted checkpoint, in part order. A version or part
+    /// count over [`crate::limits`] is an error naming `_last_checkpoint`, checked before
+    /// any path is made; so is a v2 checkpoint name that is not a plain file name.
+    pub fn part_paths(&self) -> Result<Vec<String>> {
         let v = self.version;
+        limits::check(
+            "MAX_VERSION",
+            "the version",
+            v,
+            limits::MAX_VERSION,
+            LAST_CHECKPOINT,
+        )?;
         match (&self.v2_checkpoint, self.parts) {
-            (Some(v2), _) => vec![format!(
-                "{LOG_DIR}{}",
-                v2.path.rsplit('/').next().unwrap_or(&v2.path)
-            )],
-            (None, Some(p)) if p > 1 => (1..=p)
-                .map(|i| format!("{LOG_DIR}{v:020}.checkpoint.{i:010}.{p:010}.parquet"))
-                .collect(),
-            _ => vec![format!("{LOG_DIR}{v:020}.checkpoint.parquet")],
+            (Some(v2), _) => {
+                let name = v2.path.rsplit('/').next().unwrap_or(&v2.path);
+                let plain = crate::table_path::check(name).is_ok()
+                    && name.starts_with(&format!("{v:020}.checkpoint."))
+                    && (name.ends_with(".json") || name.ends_with(".parquet"));
+                match plain {
+                    true => Ok(vec![format!("{LOG_DIR}{name}")]),
+                    false => Err(Error::InvalidLog {
+                        path: LAST_CHECKPOINT.to_string(),
+                        message: format!(
+                            "v2Checkpoint.path {:?} is not a checkpoint of version {v}",
+                            v2.path
+                        ),
+                    }),
+                }
+            }
+            (None, Some(p)) if p > 1 => {
+                limits::check(
+                    "MAX_CHECKPOINT_PARTS",
+                    "the number of checkpoint parts",
+                    u64::from(p),
+                    limits::MAX_CHECKPOINT_PARTS,
+                    LAST_CHECKPOINT,
+                )?;
+                Ok((1..=p)
+                    .map(|i| format!("{LOG_DIR}{v:020}.checkpoint.{i:010}.{p:010}.parquet"))
+                    .collect())
+            }
+            _ => Ok(vec![format!("{LOG_DIR}{v:020}.checkpoint.parquet")]),
         }
     }
 }
@@ -70,7 +101,7 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
     storage: &S,
     hint: &Hint,
 ) -> Result<Option<(Checkpoint, Prefetched)>> {
-    let paths = hint.part_paths();
+    let paths = hint.part_paths()?;
     // one file of known size: a bounded range, which every store serves (Azure has no
     // suffix ranges); checked by the Parquet magic at its end
     // (classic checkpoints only: for v2 the size counts the sidecars too)
@@ -78,7 +109,7 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
         ([p], Some(s), None) if s > 8 && p.ends_with(".parquet") => Some(s),
         _ => None,
     };
-    let tails = try_join_all(paths.iter().map(|p| async move {
+    let tails: Vec<_> = futures::stream::iter(paths.iter().map(|p| async move {
         if let Some(size) = known_size {
             let start = size.saturating_sub(CHECKPOINT_TAIL);
             match storage.get_range(p, ByteRange::Bounded(start..size)).await {
@@ -95,6 +126,8 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
             Err(e) => Err(e),
         }
     }))
+    .buffered(FETCH_CONCURRENCY)
+    .try_collect()
     .await?;
     let mut pre = Prefetched::default();
     let mut parts = Vec::with_capacity(paths.len());
@@ -138,22 +171,67 @@ mod tests {
     fn hints_name_their_files() {
         let h = Hint::parse(br#"{"version":10,"size":3}"#).unwrap();
         assert_eq!(
-            h.part_paths(),
+            h.part_paths().unwrap(),
             ["_delta_log/00000000000000000010.checkpoint.parquet"]
         );
         let h = Hint::parse(br#"{"version":2,"parts":2,"size":3}"#).unwrap();
-        assert_eq!(h.part_paths().len(), 2);
-        assert!(h.part_paths()[1].ends_with(".checkpoint.0000000002.0000000002.parquet"));
+        assert_eq!(h.part_paths().unwrap().len(), 2);
+        assert!(h.part_paths().unwrap()[1].ends_with(".checkpoint.0000000002.0000000002.parquet"));
         let h = Hint::parse(
             br#"{"version":5,"v2Checkpoint":{"path":"00000000000000000005.checkpoint.abc.json"}}"#,
         )
         .unwrap();
         assert_eq!(
-            h.part_paths(),
+            h.part_paths().unwrap(),
             ["_delta_log/00000000000000000005.checkpoint.abc.json"]
         );
         assert_eq!(Hint::parse(b"{\"version\":"), None);
+        // a v2 hint names a checkpoint of its own version, nothing else
+        for bad in [
+            "../../x.json",
+            "00000000000000000004.checkpoint.abc.json",
+            "..",
+            "x",
+        ] {
+            let h = Hint::parse(
+                format!(r#"{{"version":5,"v2Checkpoint":{{"path":"{bad}"}}}}"#).as_bytes(),
+            )
+            .unwrap();
+            assert!(h.part_paths().is_err(), "{bad}");
+        }
         assert_eq!(Hint::parse(b""), None);
         assert_eq!(Hint::parse(br#"{"version":-1}"#), None);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn hostile_hints_are_refused_before_any_work() {
+        // 4294967295 parts aborted the process allocating their names; 100000 parts cost
+        // 100,004 requests
+        for parts in [u32::MAX, 100_000, 10_001] {
+            let h = Hint::parse(format!(r#"{{"version":1,"parts":{parts}}}"#).as_bytes()).unwrap();
+            let e = h.part_paths().unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::LimitExceeded {
+                        limit: "MAX_CHECKPOINT_PARTS",
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+            assert!(e.to_string().contains("_last_checkpoint"), "{e}");
+        }
+        let h = Hint::parse(br#"{"version":18446744073709551615}"#).unwrap();
+        assert!(matches!(
+            h.part_paths(),
+            Err(Error::LimitExceeded {
+                limit: "MAX_VERSION",
+                ..
+            })
+        ));
+        let h = Hint::parse(br#"{"version":1,"parts":10000}"#).unwrap();
+        assert_eq!(h.part_paths().unwrap().len(), 10_000);
     }
 }

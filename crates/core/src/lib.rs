@@ -13,6 +13,7 @@ pub mod error;
 pub mod history;
 pub mod last_checkpoint;
 pub mod like;
+pub mod limits;
 pub mod log_path;
 pub mod log_segment;
 mod parquet_read;
@@ -27,6 +28,7 @@ pub mod skipping;
 pub mod snapshot;
 pub mod string_map;
 pub mod table;
+mod table_path;
 pub mod time_travel;
 
 pub use deltalens_storage as storage;

@@ -63,9 +63,11 @@ impl LogFile {
     }
 }
 
+/// A 20-digit version no greater than [`crate::limits::MAX_VERSION`] (Delta versions
+/// are signed 64-bit: larger names are not log files).
 fn parse_version(s: &str) -> Option<u64> {
     if s.len() == 20 && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse().ok()
+        s.parse().ok().filter(|v| *v <= crate::limits::MAX_VERSION)
     } else {
         None
     }

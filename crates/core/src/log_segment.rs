@@ -145,7 +145,14 @@ impl LogListing {
             .next_back()
             .map(|(_, c)| c.clone());
         let start = checkpoint.as_ref().map_or(0, |c| c.version + 1);
-        let mut commits = Vec::with_capacity((target + 1).saturating_sub(start) as usize);
+        // sized by what was found, never by the version numbers (a crafted name such as
+        // 09999999999999999999.json must not size an allocation)
+        let found = if start <= target {
+            self.commits.range(start..=target).count()
+        } else {
+            0
+        };
+        let mut commits = Vec::with_capacity(found);
         for v in start..=target {
             match self.commits.get(&v) {
                 Some(f) => commits.push(f.clone()),
@@ -298,6 +305,22 @@ mod tests {
         assert_eq!(cp.version, 1);
         assert_eq!(cp.parts.len(), 2);
         assert_eq!(s.commits.len(), 1);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn huge_commit_names_size_nothing() {
+        // an (empty) commit named 09999999999999999999.json made segment() abort with a
+        // capacity overflow
+        let l = listing(&[&c(0), "09000000000000000000.json"]);
+        let e = l.segment(None, "t").unwrap_err();
+        assert!(matches!(e, Error::MissingVersion { version: 1, .. }), "{e}");
+        // past i64::MAX: not a Delta version, ignored
+        let l = listing(&[&c(0), "09999999999999999999.json"]);
+        assert_eq!(l.segment(None, "t").unwrap().version, 0);
+        // names past i64::MAX are not Delta versions at all
+        let l = listing(&[&c(0), "18446744073709551615.json"]);
+        assert_eq!(l.latest_version(), Some(0));
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

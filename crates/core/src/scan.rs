@@ -84,21 +84,23 @@ impl ScanMetrics {
 }
 
 /// The storage path of a data file named in the log: percent-decoded, relative to the
-/// table root (absolute URIs inside the table are made relative).
+/// table root (absolute URIs inside the table are made relative), and refused when it
+/// would leave the table (see [`crate::table_path`]).
 pub fn data_file_path(path: &str, table_location: &str) -> Result<String> {
+    let refused = |message: String| Error::DataFile {
+        path: path.to_string(),
+        message,
+    };
     if path.contains("://") || path.starts_with("file:") {
-        return relative_to_table(path, table_location).ok_or_else(|| Error::DataFile {
-            path: path.to_string(),
-            message: format!("absolute path outside the table at {table_location}"),
-        });
+        let rel = relative_to_table(path, table_location).ok_or_else(|| {
+            refused(format!(
+                "absolute path outside the table at {table_location}"
+            ))
+        })?;
+        crate::table_path::check(&rel).map_err(|m| refused(m.to_string()))?;
+        return Ok(rel);
     }
-    Ok(percent_encoding::percent_decode_str(path)
-        .decode_utf8()
-        .map_err(|e| Error::DataFile {
-            path: path.to_string(),
-            message: format!("path is not UTF-8 after percent-decoding: {e}"),
-        })?
-        .into_owned())
+    crate::table_path::decode_checked(path).map_err(refused)
 }
 
 /// Which rows of a data file to return.
@@ -627,5 +629,23 @@ mod tests {
             "x.parquet"
         );
         assert!(data_file_path("s3://elsewhere/x.parquet", "s3://b/t").is_err());
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn data_paths_cannot_leave_the_table() {
+        for bad in [
+            "../secret.parquet",
+            "%2e%2e/%2e%2e/secret.parquet",
+            "a/%2E%2E/%2E%2E/x",
+            "%2fetc%2fpasswd",
+            "a%5c..%5cb",
+            "s3://b/t/../other/x.parquet",
+            "s3://b/t/a/%2e%2e/%2e%2e/x.parquet",
+            "https://h/t/../../x",
+        ] {
+            let e = data_file_path(bad, "s3://b/t").unwrap_err();
+            assert!(matches!(e, Error::DataFile { .. }), "{bad}: {e}");
+        }
     }
 }

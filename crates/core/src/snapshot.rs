@@ -102,18 +102,30 @@ impl Snapshot {
         self.files.len()
     }
 
-    /// Total size of the active files in bytes.
-    pub fn size_bytes(&self) -> i64 {
-        self.files.iter().map(|f| f.size).sum()
+    /// Total size of the active files in bytes (checked: a log whose sizes overflow a
+    /// 64-bit sum is [`Error::Overflow`], not a wrapped negative total).
+    pub fn size_bytes(&self) -> Result<i64> {
+        self.files
+            .iter()
+            .try_fold(0i64, |acc, f| acc.checked_add(f.size))
+            .ok_or(Error::Overflow { what: "size" })
     }
 
     /// Rows in the table from file statistics (minus deletion-vector cardinalities);
-    /// `None` when any file lacks `numRecords`.
-    pub fn num_rows(&self) -> Option<i64> {
-        self.files.iter().try_fold(0i64, |acc, f| {
+    /// `Ok(None)` when any file lacks `numRecords`; checked like [`Self::size_bytes`].
+    pub fn num_rows(&self) -> Result<Option<i64>> {
+        let mut total = 0i64;
+        for f in &self.files {
+            let Some(n) = f.num_records() else {
+                return Ok(None);
+            };
             let dv = f.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
-            Some(acc + f.num_records()? - dv)
-        })
+            total = n
+                .checked_sub(dv)
+                .and_then(|live| total.checked_add(live))
+                .ok_or(Error::Overflow { what: "row count" })?;
+        }
+        Ok(Some(total))
     }
 
     pub fn partition_columns(&self) -> &[String] {

@@ -7,7 +7,7 @@ use deltalens_storage::{ByteRange, ObjectMeta, Result, Storage, StorageError};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Request, RequestInit, RequestMode, Response};
+use web_sys::{AbortController, Request, RequestInit, RequestMode, RequestRedirect, Response};
 
 use crate::listing::{Page, parse_azure, parse_gcs, parse_s3};
 use crate::location::{BrowserOptions, Endpoint, LocationError, Service, encode_query};
@@ -85,18 +85,10 @@ pub async fn sleep(d: Duration) {
 }
 
 impl FetchStorage {
-    /// A table at `url` on plain HTTP(S) hosting (or a public Azure container URL).
-    pub fn new(url: &str) -> Self {
-        Self::open(url, &BrowserOptions::default()).unwrap_or_else(|_| FetchStorage {
-            endpoint: Endpoint {
-                root: url.trim_end_matches('/').to_string(),
-                key_prefix: String::new(),
-                service: Service::Http,
-            },
-            ranges_ignored: AtomicU64::new(0),
-            aborted: Arc::new(AtomicU64::new(0)),
-            server: false,
-        })
+    /// A table at `url` on plain HTTP(S) hosting (or a public Azure container URL),
+    /// without credentials.
+    pub fn new(url: &str) -> std::result::Result<Self, LocationError> {
+        Self::open(url, &BrowserOptions::default())
     }
 
     /// A table at `url` (`s3://`, `abfss://`, `az://`, `gs://`, `https://`) with the
@@ -133,8 +125,12 @@ impl FetchStorage {
         self.aborted.load(Ordering::Relaxed)
     }
 
-    /// `url` with authorisation: SigV4 headers for S3 keys, the SAS for Azure.
+    /// `url` with authorisation: SigV4 headers for S3 keys, the SAS for Azure — only when
+    /// `url` goes to exactly the origin the credential is for.
     fn authorise(&self, method: &str, url: String, headers: &mut Vec<(String, String)>) -> String {
+        if !self.endpoint.may_authorise(&url) {
+            return url;
+        }
         match &self.endpoint.service {
             Service::S3 {
                 region,
@@ -193,6 +189,9 @@ impl FetchStorage {
         };
         let init = RequestInit::new();
         init.set_method(method);
+        // a redirect could carry the request (and a SAS in its URL) to any host, or out of
+        // the table: object stores do not redirect reads, so one is an error
+        init.set_redirect(RequestRedirect::Error);
         if !self.server {
             init.set_mode(RequestMode::Cors);
         }
@@ -239,7 +238,12 @@ impl FetchStorage {
                     path: path.to_string(),
                     message: format!("HTTP {status} from {shown}"),
                 },
-                s => fail(format!("HTTP {s} from {shown}")),
+                s => StorageError::Http {
+                    path: path.to_string(),
+                    operation,
+                    status: s,
+                    message: format!("from {shown}"),
+                },
             });
         }
         if method == "HEAD" {
@@ -320,7 +324,7 @@ impl FetchStorage {
             .request(prefix, "list", "GET", url.clone(), None)
             .await?;
         let text = String::from_utf8_lossy(&body.unwrap_or_default()).to_string();
-        parse(&text).ok_or_else(|| StorageError::Backend {
+        parse(&text).ok_or_else(|| StorageError::InvalidResponse {
             path: prefix.to_string(),
             operation: "list",
             message: format!("the listing from {url} is not a listing response"),
@@ -328,10 +332,9 @@ impl FetchStorage {
     }
 }
 
-/// The object size from `Content-Range: bytes a-b/size`.
-fn total_size(resp: &Response) -> Option<u64> {
-    let v = resp.headers().get("content-range").ok().flatten()?;
-    v.rsplit('/').next()?.trim().parse().ok()
+/// The `Content-Range` header, when the store sent it and exposes it to scripts.
+fn content_range(resp: &Response) -> Option<String> {
+    resp.headers().get("content-range").ok().flatten()
 }
 
 #[async_trait::async_trait(?Send)]
@@ -373,6 +376,7 @@ impl Storage for FetchStorage {
         }
         let (resp, data) = self.get_object(path, Some(&range)).await?;
         if resp.status() == 206 {
+            range.check_partial(path, content_range(&resp).as_deref(), data.len() as u64)?;
             return Ok(data);
         }
         // the server ignored Range and sent the whole object: still correct, but slower
@@ -416,7 +420,7 @@ impl Storage for FetchStorage {
             let size = data.len() as u64;
             return Ok((range.slice(path, &data)?, size));
         }
-        match total_size(&resp) {
+        match range.check_partial(path, content_range(&resp).as_deref(), data.len() as u64)? {
             Some(size) => Ok((data, size)),
             // Content-Range not exposed to scripts: ask for the size separately
             None => Ok((data, self.head(path).await?.size)),

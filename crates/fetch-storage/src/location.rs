@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use deltalens_storage::table_url::{Store, TableUrl, is_azure_account};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 /// Characters kept as they are in URL paths (S3's and Azure's unreserved set plus `/`).
@@ -126,19 +127,6 @@ impl fmt::Display for LocationError {
     }
 }
 
-fn split_scheme(url: &str) -> Option<(&str, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
-    Some((scheme, rest))
-}
-
-/// `bucket/key/prefix` → (`bucket`, `key/prefix`).
-fn split_first(rest: &str) -> (&str, &str) {
-    match rest.split_once('/') {
-        Some((a, b)) => (a, b.trim_matches('/')),
-        None => (rest, ""),
-    }
-}
-
 fn prefix_of(key: &str) -> String {
     if key.is_empty() {
         String::new()
@@ -155,85 +143,105 @@ fn join(base: &str, key: &str) -> String {
     }
 }
 
+/// An endpoint typed beside the URL (`https://host[:port][/path]`): parsed, no user
+/// info, query or fragment, returned without a trailing `/`.
+fn endpoint_option(name: &str, value: &str) -> Result<String, LocationError> {
+    let bad = |why: &str| LocationError(format!("the {name} {value:?} {why}"));
+    let u = url::Url::parse(value.trim()).map_err(|e| bad(&format!("is not a URL: {e}")))?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+        return Err(bad("is not an http(s):// URL"));
+    }
+    if !u.username().is_empty()
+        || u.password().is_some()
+        || u.query().is_some()
+        || u.fragment().is_some()
+    {
+        return Err(bad("must not carry user info, a query or a fragment"));
+    }
+    Ok(u.as_str().trim_end_matches('/').to_string())
+}
+
+/// `scheme://host[:port]` of `url`, for comparing where a request goes with where a
+/// credential belongs.
+pub fn origin_of(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    let host = u.host_str()?;
+    Some(match u.port_or_known_default() {
+        Some(p) => format!("{}://{host}:{p}", u.scheme()),
+        None => format!("{}://{host}", u.scheme()),
+    })
+}
+
 impl Endpoint {
     /// Resolve a table URL: `s3://`, `s3a://`, `abfss://`, `abfs://`, `az://`, `azure://`,
-    /// `gs://`, `https://account.blob.core.windows.net/...`, or any `http(s)://` URL.
+    /// `gs://`, `https://account.blob.core.windows.net/...`, or any `http(s)://` URL —
+    /// parsed and checked by [`TableUrl`], the parser every deltalens backend shares.
     pub fn parse(url: &str, opts: &BrowserOptions) -> Result<Endpoint, LocationError> {
-        let url = url.trim().trim_end_matches('/');
-        let (scheme, rest) = split_scheme(url).ok_or_else(|| {
-            LocationError(format!(
-                "'{url}' is not a URL: use s3://bucket/path, abfss://container@account.dfs.core.windows.net/path, az://container/path, gs://bucket/path or https://host/path"
-            ))
-        })?;
-        match scheme {
-            "s3" | "s3a" => Ok(Self::s3(rest, opts)),
-            "abfss" | "abfs" => {
-                // container@account.dfs.core.windows.net/path
-                let (authority, key) = split_first(rest);
-                let (container, host) = authority.split_once('@').ok_or_else(|| {
-                    LocationError(format!(
-                        "'{url}': abfss URLs name the container and account as container@account.dfs.core.windows.net"
-                    ))
-                })?;
-                let account = host.split('.').next().unwrap_or(host);
-                Ok(Self::azure(account, container, key, opts))
+        let t = TableUrl::parse(url).map_err(|e| LocationError(e.to_string()))?;
+        match t.store {
+            Store::S3 { bucket } => Self::s3(&bucket, &t.key, opts),
+            Store::Azure { account, container } => {
+                let account = match account {
+                    Some(a) => a,
+                    None => {
+                        let a = opts.azure_account.clone().unwrap_or_default();
+                        if a.is_empty() && opts.azure_endpoint.is_none() {
+                            return Err(LocationError(format!(
+                                "'{url}': az:// URLs need the storage account (or an Azure endpoint); or use abfss://{container}@<account>.dfs.core.windows.net/{}",
+                                t.key
+                            )));
+                        }
+                        if !a.is_empty() && !is_azure_account(&a) {
+                            return Err(LocationError(format!(
+                                "{a:?} is not an Azure storage account name (3 to 24 lowercase letters and digits)"
+                            )));
+                        }
+                        a
+                    }
+                };
+                Self::azure(&account, &container, &t.key, opts)
             }
-            "az" | "azure" => {
-                let (container, key) = split_first(rest);
-                let account = opts.azure_account.clone().unwrap_or_default();
-                if account.is_empty() && opts.azure_endpoint.is_none() {
-                    return Err(LocationError(format!(
-                        "'{url}': az:// URLs need the storage account (or an Azure endpoint); or use abfss://{container}@<account>.dfs.core.windows.net/{key}"
-                    )));
-                }
-                Ok(Self::azure(&account, container, key, opts))
-            }
-            "gs" | "gcs" => {
-                let (bucket, key) = split_first(rest);
-                Ok(Endpoint {
-                    root: join(&format!("https://storage.googleapis.com/{bucket}"), key),
-                    key_prefix: prefix_of(key),
-                    service: Service::Gcs {
-                        bucket: bucket.to_string(),
-                    },
-                })
-            }
-            "http" | "https" => {
-                let (host, key) = split_first(rest);
-                if let Some(account) = host.strip_suffix(".blob.core.windows.net") {
-                    let (container, key) = split_first(key);
-                    return Ok(Self::azure(account, container, key, opts));
-                }
-                if let Some(account) = host.strip_suffix(".dfs.core.windows.net") {
-                    let (container, key) = split_first(key);
-                    return Ok(Self::azure(account, container, key, opts));
-                }
-                Ok(Endpoint {
-                    root: url.to_string(),
-                    key_prefix: String::new(),
-                    service: Service::Http,
-                })
-            }
-            other => Err(LocationError(format!(
-                "'{url}': the browser cannot open {other}:// tables (local files need `deltalens serve`); use s3://, abfss://, az://, gs:// or https://"
+            Store::Gcs { bucket } => Ok(Endpoint {
+                root: join(&format!("https://storage.googleapis.com/{bucket}"), &t.key),
+                key_prefix: prefix_of(&t.key),
+                service: Service::Gcs { bucket },
+            }),
+            Store::Http { origin } => Ok(Endpoint {
+                root: if t.key.is_empty() {
+                    origin
+                } else {
+                    format!("{origin}/{}", t.key)
+                },
+                key_prefix: String::new(),
+                service: Service::Http,
+            }),
+            Store::File => Err(LocationError(format!(
+                "'{url}': the browser cannot open local files: serve them with `deltalens serve DIR`"
+            ))),
+            Store::R2 { .. } => Err(LocationError(format!(
+                "'{url}': r2:// tables are read by the edge worker through its bucket binding; use s3:// with the R2 endpoint here"
             ))),
         }
     }
 
-    fn s3(rest: &str, opts: &BrowserOptions) -> Endpoint {
-        let (bucket, key) = split_first(rest);
+    fn s3(bucket: &str, key: &str, opts: &BrowserOptions) -> Result<Endpoint, LocationError> {
         let region = opts
             .s3_region
             .clone()
             .filter(|r| !r.is_empty())
             .unwrap_or_else(|| "us-east-1".into());
-        let endpoint = opts
-            .s3_endpoint
-            .clone()
-            .filter(|e| !e.is_empty())
-            .map(|e| e.trim_end_matches('/').to_string());
+        if !region
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(LocationError(format!("{region:?} is not an S3 region")));
+        }
+        let endpoint = match opts.s3_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
+            Some(e) => Some(endpoint_option("S3 endpoint", e)?),
+            None => None,
+        };
         let bucket_url = match (endpoint, opts.s3_virtual_hosted) {
-            (Some(e), true) => match split_scheme(&e) {
+            (Some(e), true) => match e.split_once("://") {
                 Some((scheme, host)) => format!("{scheme}://{bucket}.{host}"),
                 None => format!("https://{bucket}.{e}"),
             },
@@ -249,7 +257,7 @@ impl Endpoint {
             }),
             _ => None,
         };
-        Endpoint {
+        Ok(Endpoint {
             root: join(&bucket_url, key),
             key_prefix: prefix_of(key),
             service: Service::S3 {
@@ -257,26 +265,52 @@ impl Endpoint {
                 region,
                 credentials,
             },
-        }
+        })
     }
 
-    fn azure(account: &str, container: &str, key: &str, opts: &BrowserOptions) -> Endpoint {
-        let base = opts
+    fn azure(
+        account: &str,
+        container: &str,
+        key: &str,
+        opts: &BrowserOptions,
+    ) -> Result<Endpoint, LocationError> {
+        let base = match opts
             .azure_endpoint
-            .clone()
-            .filter(|e| !e.is_empty())
-            .map(|e| e.trim_end_matches('/').to_string())
-            .unwrap_or_else(|| format!("https://{account}.blob.core.windows.net"));
+            .as_deref()
+            .filter(|e| !e.trim().is_empty())
+        {
+            Some(e) => endpoint_option("Azure endpoint", e)?,
+            None => format!("https://{account}.blob.core.windows.net"),
+        };
         let container_url = format!("{base}/{container}");
         let sas = opts
             .azure_sas
             .as_ref()
-            .map(|s| s.trim_start_matches('?').to_string())
+            .map(|s| s.trim().trim_start_matches('?').to_string())
             .filter(|s| !s.is_empty());
-        Endpoint {
+        Ok(Endpoint {
             root: join(&container_url, key),
             key_prefix: prefix_of(key),
             service: Service::Azure { container_url, sas },
+        })
+    }
+
+    /// The origin (`scheme://host:port`) a credential of this endpoint may be sent to:
+    /// the bucket's or container's; `None` for services without credentials.
+    pub fn credential_origin(&self) -> Option<String> {
+        match &self.service {
+            Service::S3 { bucket_url, .. } => origin_of(bucket_url),
+            Service::Azure { container_url, .. } => origin_of(container_url),
+            Service::Gcs { .. } | Service::Http => None,
+        }
+    }
+
+    /// Whether a credential of this endpoint may go with a request to `url`: only when
+    /// the request's origin is exactly the credential's.
+    pub fn may_authorise(&self, url: &str) -> bool {
+        match (self.credential_origin(), origin_of(url)) {
+            (Some(want), Some(got)) => want == got,
+            _ => false,
         }
     }
 
@@ -406,6 +440,43 @@ mod tests {
             parse("az://cont/t", &o).root,
             "http://127.0.0.1:10000/devstoreaccount1/cont/t"
         );
+    }
+
+    #[test]
+    fn credentials_go_only_to_their_host() {
+        // the SAS was appended to requests to evil.example
+        let o = BrowserOptions {
+            azure_sas: Some("sv=1&sig=secret".into()),
+            s3_access_key_id: Some("AKIA".into()),
+            s3_secret_access_key: Some("very-secret".into()),
+            ..Default::default()
+        };
+        for bad in [
+            "https://evil.example?.blob.core.windows.net/c/t",
+            "https://evil.example#.blob.core.windows.net/cont/t",
+            "https://evil.example/x?.blob.core.windows.net/cont/t",
+            "https://user@acct.blob.core.windows.net/cont/t",
+            "abfss://cont@evil.example/t",
+            "s3://bkt.evil.com:443/t",
+        ] {
+            assert!(Endpoint::parse(bad, &o).is_err(), "{bad}");
+        }
+        let a = parse("https://acct.blob.core.windows.net/cont/t", &o);
+        assert!(a.may_authorise(&a.object_url("_delta_log/x.json")));
+        assert!(!a.may_authorise("https://evil.example/cont/t/_delta_log/x.json"));
+        assert!(!a.may_authorise("http://acct.blob.core.windows.net/cont/t"));
+        let s = parse("s3://bkt/t", &o);
+        assert!(s.may_authorise(&s.object_url("_delta_log/x.json")));
+        assert!(!s.may_authorise("https://s3.us-east-1.amazonaws.com.evil.example/bkt/t"));
+        // plain hosting never gets a credential
+        let h = parse("https://acct.example/t", &o);
+        assert!(!h.may_authorise(&h.object_url("_delta_log/x.json")));
+        // endpoints typed beside the URL are URLs too
+        let bad_endpoint = BrowserOptions {
+            s3_endpoint: Some("http://127.0.0.1:5000/?x=1".into()),
+            ..Default::default()
+        };
+        assert!(Endpoint::parse("s3://bkt/t", &bad_endpoint).is_err());
     }
 
     #[test]

@@ -123,7 +123,7 @@ async fn rows_equal_the_corpus(
     url_of: impl Fn(&str) -> String,
     opts: &BrowserOptions,
 ) {
-    let corpus = FetchStorage::new(BASE.unwrap());
+    let corpus = FetchStorage::new(BASE.unwrap()).unwrap();
     let mut agree = 0;
     for name in TABLES {
         let (latest, want) = expected(&corpus, name).await;
@@ -276,7 +276,7 @@ async fn failures_say_what_to_do() {
     // a server that sends no CORS headers: the browser hides the response
     if let Some(no_cors) = NO_CORS {
         let url = format!("{no_cors}/tables/dat_with_checkpoint");
-        let t = Table::new(Arc::new(FetchStorage::new(&url)), &url);
+        let t = Table::new(Arc::new(FetchStorage::new(&url).unwrap()), &url);
         let e = t
             .snapshot(VersionSpec::Latest)
             .await
@@ -299,7 +299,7 @@ async fn failures_say_what_to_do() {
     }
     // not a table
     let url = format!("{base}/tables/no-such-table");
-    let t = Table::new(Arc::new(FetchStorage::new(&url)), &url);
+    let t = Table::new(Arc::new(FetchStorage::new(&url).unwrap()), &url);
     let e = t
         .snapshot(VersionSpec::Latest)
         .await
@@ -310,11 +310,11 @@ async fn failures_say_what_to_do() {
 
     // nginx with Range switched off (max_ranges 0) under /norange/
     let url = format!("{base}/norange/tables/dat_with_checkpoint");
-    let fetch = Arc::new(FetchStorage::new(&url));
+    let fetch = Arc::new(FetchStorage::new(&url).unwrap());
     let table = Table::new(fetch.clone(), &url);
     let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
     let batches = read_all(&table, &snap).await;
-    let (_, want) = expected(&FetchStorage::new(base), "dat_with_checkpoint").await;
+    let (_, want) = expected(&FetchStorage::new(base).unwrap(), "dat_with_checkpoint").await;
     assert_eq!(
         canonical::canonical_lines(&batches, snap.schema.fields()).concat(),
         want
@@ -326,7 +326,7 @@ async fn failures_say_what_to_do() {
     );
 
     // dropping a read before it completes aborts the fetch
-    let big = FetchStorage::new(&format!("{base}/tables/dat_with_checkpoint"));
+    let big = FetchStorage::new(&format!("{base}/tables/dat_with_checkpoint")).unwrap();
     {
         let mut fut = std::pin::pin!(big.get("_delta_log/00000000000000000002.checkpoint.parquet"));
         let polled = futures::poll!(fut.as_mut());

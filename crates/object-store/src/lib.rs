@@ -51,6 +51,9 @@ pub fn location_to_url(location: &str) -> Result<Url, StorageError> {
         !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
     });
     if has_scheme {
+        // the checks every backend shares (no query, user info, `..`, odd account or
+        // bucket names), then object_store's own parsing of the same text
+        deltalens_storage::TableUrl::parse(trimmed).map_err(|e| invalid(location, e.message))?;
         return Url::parse(trimmed).map_err(|e| invalid(location, e));
     }
     let path = std::path::Path::new(trimmed);
@@ -260,6 +263,18 @@ mod tests {
             location_to_url(tmp.to_str().unwrap()).unwrap().scheme(),
             "file"
         );
+    }
+
+    #[test]
+    fn hostile_locations_are_refused() {
+        for loc in [
+            "https://evil.example?.blob.core.windows.net/c/t",
+            "https://user@acct.blob.core.windows.net/cont/t",
+            "s3://bucket/a/../b",
+            "s3://bucket/t#x",
+        ] {
+            assert!(location_to_url(loc).is_err(), "{loc}");
+        }
     }
 
     #[test]

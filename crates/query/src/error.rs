@@ -124,6 +124,7 @@ impl QueryError {
                 }
                 C::CdfNotEnabled { .. } => "change_data_feed_not_enabled",
                 C::CodecNotBuilt { .. } => "codec_not_built",
+                C::LimitExceeded { .. } => "log_limit_exceeded",
                 _ => "table_unreadable",
             },
         }
@@ -163,6 +164,7 @@ impl QueryError {
                 | C::InvalidArgument { .. }
                 | C::InvalidSchema { .. } => 400,
                 C::CdfNotEnabled { .. } => 409,
+                C::LimitExceeded { .. } => 422,
                 C::UnsupportedReaderVersion { .. }
                 | C::UnsupportedFeature { .. }
                 | C::CodecNotBuilt { .. } => 501,

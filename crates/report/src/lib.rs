@@ -18,8 +18,9 @@ pub fn overview(location: &str, s: &Snapshot) -> Value {
         "version": s.version,
         "commit_timestamp": s.commit_info.as_ref().and_then(|c| c.get("inCommitTimestamp").or_else(|| c.get("timestamp"))).and_then(Value::as_i64),
         "num_files": s.num_files(),
-        "size_bytes": s.size_bytes(),
-        "num_rows": s.num_rows(),
+        // null (with a warning) when a corrupt log's values overflow the sum
+        "size_bytes": s.size_bytes().ok(),
+        "num_rows": s.num_rows().ok().flatten(),
         "protocol": {
             "min_reader_version": p.min_reader_version,
             "min_writer_version": p.min_writer_version,
@@ -40,6 +41,12 @@ pub fn overview(location: &str, s: &Snapshot) -> Value {
 /// Things a user should know before trusting the numbers.
 pub fn warnings(s: &Snapshot) -> Vec<String> {
     let mut w = Vec::new();
+    for e in [s.size_bytes().err(), s.num_rows().err()]
+        .into_iter()
+        .flatten()
+    {
+        w.push(e.to_string());
+    }
     let no_stats = s.files.iter().filter(|f| f.num_records().is_none()).count();
     if no_stats > 0 {
         w.push(format!(

@@ -47,7 +47,26 @@ pub enum StorageError {
         path: String,
     },
 
-    /// Any other failure of the backend.
+    /// The store answered with an HTTP status that is neither success nor one of the
+    /// answers above (404, 401/403, listing refused).
+    #[error("{operation} of {path} failed with HTTP {status}: {message}")]
+    Http {
+        path: String,
+        operation: &'static str,
+        status: u16,
+        message: String,
+    },
+
+    /// The store's answer contradicts the request (a `Content-Range` that is not the
+    /// range asked for, a body shorter than announced): never used as data.
+    #[error("{operation} of {path}: the answer does not match the request: {message}")]
+    InvalidResponse {
+        path: String,
+        operation: &'static str,
+        message: String,
+    },
+
+    /// Any other failure of the backend (network errors, dropped connections).
     #[error("{operation} of {path} failed: {message}")]
     Backend {
         path: String,

@@ -20,6 +20,7 @@ mod error;
 pub mod http_range;
 mod memory;
 mod retry;
+pub mod table_url;
 
 use std::fmt::Debug;
 use std::ops::Range;
@@ -33,6 +34,7 @@ pub use counting::{Clock, CountingStorage, RequestKind, RequestRecord, RequestSt
 pub use error::StorageError;
 pub use memory::MemoryStorage;
 pub use retry::{MaybeSendFuture, RetryPolicy, RetryStorage, is_transient};
+pub use table_url::{Store, TableUrl, UrlError};
 
 /// Result type of storage operations.
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;
@@ -87,6 +89,64 @@ impl ByteRange {
                 size,
             })?;
         Ok(whole.slice(r.start as usize..r.end as usize))
+    }
+}
+
+impl ByteRange {
+    /// Check a 206 answer to this range: its `Content-Range` header (when the store
+    /// exposes it) must name exactly the bytes asked for, and the body must be as long as
+    /// that range. Returns the object's size when the header gave it. A mismatch (a
+    /// proxy or server answering another range) is [`StorageError::InvalidResponse`]:
+    /// such bytes are never used as data.
+    pub fn check_partial(
+        &self,
+        path: &str,
+        content_range: Option<&str>,
+        body_len: u64,
+    ) -> Result<Option<u64>> {
+        let bad = |message: String| StorageError::InvalidResponse {
+            path: path.to_string(),
+            operation: "get",
+            message,
+        };
+        let Some(header) = content_range else {
+            // not exposed (CORS): at least the length must fit the request
+            let fits = match self {
+                ByteRange::Bounded(r) => body_len <= r.end.saturating_sub(r.start),
+                ByteRange::Suffix(n) => body_len <= *n,
+                ByteRange::From(_) => true,
+            };
+            return match fits {
+                true => Ok(None),
+                false => Err(bad(format!("{body_len} bytes came back for {self}"))),
+            };
+        };
+        let cr = http_range::parse_content_range(header)
+            .ok_or_else(|| bad(format!("Content-Range {header:?} cannot be read")))?;
+        let sent = cr.end_inclusive - cr.start + 1;
+        if sent != body_len {
+            return Err(bad(format!(
+                "Content-Range {header:?} announces {sent} bytes, the body has {body_len}"
+            )));
+        }
+        let expected = match cr.size {
+            Some(size) => self.resolve(size),
+            None => match self {
+                ByteRange::Bounded(r) => Some(r.start..r.start + sent.min(r.end - r.start)),
+                ByteRange::From(s) => Some(*s..s + sent),
+                ByteRange::Suffix(_) => None,
+            },
+        };
+        match expected {
+            Some(r) if r.start == cr.start && r.end == cr.end_inclusive + 1 => Ok(cr.size),
+            // a suffix without the size: only the length can be checked
+            None if cr.size.is_none() && matches!(self, ByteRange::Suffix(n) if sent <= *n) => {
+                Ok(None)
+            }
+            _ => Err(bad(format!(
+                "asked for {self}, the answer is Content-Range {header:?}"
+            ))),
+        }
     }
 }
 
@@ -198,6 +258,59 @@ mod tests {
         assert_eq!(ByteRange::Suffix(30).resolve(10), Some(0..10));
         assert_eq!(ByteRange::Suffix(3).to_string(), "bytes=-3");
         assert_eq!(ByteRange::Bounded(0..10).to_string(), "bytes=0-9");
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn partial_answers_are_checked() {
+        let b = ByteRange::Bounded(10..20);
+        assert_eq!(
+            b.check_partial("p", Some("bytes 10-19/100"), 10).unwrap(),
+            Some(100)
+        );
+        assert_eq!(
+            b.check_partial("p", Some("bytes 10-14/15"), 5).unwrap(),
+            Some(15)
+        );
+        assert_eq!(
+            b.check_partial("p", Some("bytes 10-19/*"), 10).unwrap(),
+            None
+        );
+        assert_eq!(b.check_partial("p", None, 10).unwrap(), None);
+        // another range, a lying length, garbage, a body longer than asked
+        for (cr, len) in [
+            (Some("bytes 0-9/100"), 10),
+            (Some("bytes 11-20/100"), 10),
+            (Some("bytes 10-19/100"), 9),
+            (Some("bytes 10-29/100"), 20),
+            (Some("bytes 10-19/15"), 10),
+            (Some("items 10-19/100"), 10),
+            (Some("bytes */100"), 10),
+            (None, 11),
+        ] {
+            let e = b.check_partial("p", cr, len).unwrap_err();
+            assert!(
+                matches!(e, StorageError::InvalidResponse { .. }),
+                "{cr:?} {len}"
+            );
+        }
+        let s = ByteRange::Suffix(8);
+        assert_eq!(
+            s.check_partial("p", Some("bytes 92-99/100"), 8).unwrap(),
+            Some(100)
+        );
+        assert_eq!(
+            s.check_partial("p", Some("bytes 0-4/5"), 5).unwrap(),
+            Some(5)
+        );
+        assert!(s.check_partial("p", Some("bytes 0-7/100"), 8).is_err());
+        assert!(s.check_partial("p", None, 9).is_err());
+        let f = ByteRange::From(90);
+        assert_eq!(
+            f.check_partial("p", Some("bytes 90-99/100"), 10).unwrap(),
+            Some(100)
+        );
+        assert!(f.check_partial("p", Some("bytes 80-99/100"), 20).is_err());
     }
 }
 

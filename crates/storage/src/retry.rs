@@ -26,10 +26,34 @@ impl Default for RetryPolicy {
     }
 }
 
-/// Errors worth another attempt: backend failures (5xx, dropped connections), not answers
-/// (missing objects, refused permissions, bad ranges, unsupported listing).
+/// Errors worth another attempt: network failures and the HTTP statuses that say "try
+/// again" (408, 429, 5xx) — not answers (404, 400, 403, 412, 416, unsupported listing,
+/// an answer that contradicts its request) nor an exhausted budget.
 pub fn is_transient(e: &StorageError) -> bool {
-    matches!(e, StorageError::Backend { .. })
+    match e {
+        StorageError::Backend { .. } => true,
+        StorageError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
+        _ => false,
+    }
+}
+
+/// A pseudo-random wait in `[cap / 2, cap]` ("equal jitter"), so that requests failing
+/// together do not retry together. `key` varies it per request; no clock or OS
+/// randomness is needed (the decorator runs in browsers and workers too).
+fn jittered(cap: Duration, key: &str, attempt: u32) -> Duration {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut x = COUNTER.fetch_add(0x9e37_79b9_7f4a_7c15, std::sync::atomic::Ordering::Relaxed)
+        ^ u64::from(attempt).rotate_left(32);
+    for b in key.bytes() {
+        x = (x ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    // splitmix64 finaliser
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    let half = cap / 2;
+    let spread = (cap - half).as_micros() as u64;
+    half + Duration::from_micros(if spread == 0 { 0 } else { x % (spread + 1) })
 }
 
 /// A decorator that retries transient failures with exponential backoff. Waiting is
@@ -65,19 +89,19 @@ where
     F: Fn(Duration) -> Fut,
     Fut: Future<Output = ()>,
 {
-    async fn retry<T, G, GF>(&self, op: G) -> Result<T>
+    async fn retry<T, G, GF>(&self, key: &str, op: G) -> Result<T>
     where
         G: Fn() -> GF,
         GF: Future<Output = Result<T>>,
     {
-        let mut wait = self.policy.initial_backoff;
+        let mut cap = self.policy.initial_backoff;
         let mut attempt = 0;
         loop {
             match op().await {
                 Err(e) if is_transient(&e) && attempt < self.policy.retries => {
                     attempt += 1;
-                    (self.sleep)(wait).await;
-                    wait = (wait * 2).min(self.policy.max_backoff);
+                    (self.sleep)(jittered(cap, key, attempt)).await;
+                    cap = (cap * 2).min(self.policy.max_backoff);
                 }
                 other => return other,
             }
@@ -94,20 +118,21 @@ where
     Fut: Future<Output = ()> + MaybeSendFuture,
 {
     async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
-        self.retry(|| self.inner.list(prefix, start_after)).await
+        self.retry(prefix, || self.inner.list(prefix, start_after))
+            .await
     }
     async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes> {
-        self.retry(|| self.inner.get_range(path, range.clone()))
+        self.retry(path, || self.inner.get_range(path, range.clone()))
             .await
     }
     async fn get(&self, path: &str) -> Result<Bytes> {
-        self.retry(|| self.inner.get(path)).await
+        self.retry(path, || self.inner.get(path)).await
     }
     async fn head(&self, path: &str) -> Result<ObjectMeta> {
-        self.retry(|| self.inner.head(path)).await
+        self.retry(path, || self.inner.head(path)).await
     }
     async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
-        self.retry(|| self.inner.get_tail(path, n)).await
+        self.retry(path, || self.inner.get_tail(path, n)).await
     }
     fn can_list(&self) -> bool {
         self.inner.can_list()
@@ -137,21 +162,30 @@ mod tests {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    /// Fails the first `fail` requests with a backend error.
+    /// Fails the first `fail` requests with HTTP `status` (0: a network error).
     #[derive(Debug)]
     struct Flaky {
         inner: MemoryStorage,
         fail: AtomicU32,
+        status: u16,
     }
 
     impl Flaky {
         fn check(&self, path: &str) -> Result<()> {
             if self.fail.load(Ordering::SeqCst) > 0 {
                 self.fail.fetch_sub(1, Ordering::SeqCst);
-                return Err(StorageError::Backend {
-                    path: path.into(),
-                    operation: "get",
-                    message: "503 Slow Down".into(),
+                return Err(match self.status {
+                    0 => StorageError::Backend {
+                        path: path.into(),
+                        operation: "get",
+                        message: "connection reset".into(),
+                    },
+                    status => StorageError::Http {
+                        path: path.into(),
+                        operation: "get",
+                        status,
+                        message: "Slow Down".into(),
+                    },
                 });
             }
             Ok(())
@@ -180,6 +214,10 @@ mod tests {
     }
 
     fn store(fail: u32) -> (Flaky, &'static Mutex<Vec<Duration>>) {
+        store_with(fail, 503)
+    }
+
+    fn store_with(fail: u32, status: u16) -> (Flaky, &'static Mutex<Vec<Duration>>) {
         let mem = MemoryStorage::new();
         mem.put("a", "data", 1);
         let waits: &'static Mutex<Vec<Duration>> = Box::leak(Box::new(Mutex::new(Vec::new())));
@@ -187,6 +225,7 @@ mod tests {
             Flaky {
                 inner: mem,
                 fail: AtomicU32::new(fail),
+                status,
             },
             waits,
         )
@@ -201,14 +240,51 @@ mod tests {
             async {}
         });
         assert_eq!(block_on(r.get("a")).unwrap(), "data");
-        assert_eq!(
-            *waits.lock().unwrap(),
-            [
-                Duration::from_millis(100),
-                Duration::from_millis(200),
-                Duration::from_millis(400)
-            ]
-        );
+        // exponential caps 100, 200, 400 ms, each wait jittered within [cap/2, cap]
+        let got = waits.lock().unwrap().clone();
+        assert_eq!(got.len(), 3);
+        for (w, cap) in got.iter().zip([100u64, 200, 400]) {
+            let cap = Duration::from_millis(cap);
+            assert!(
+                *w >= cap / 2 && *w <= cap,
+                "{w:?} not in [{:?}, {cap:?}]",
+                cap / 2
+            );
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn only_transient_failures_are_retried() {
+        for (status, retried) in [
+            (0, true),
+            (408, true),
+            (429, true),
+            (500, true),
+            (503, true),
+            (400, false),
+            (403, false),
+            (404, false),
+            (412, false),
+            (416, false),
+        ] {
+            let (flaky, waits) = store_with(1, status);
+            let r = RetryStorage::new(flaky, RetryPolicy::default(), move |d| {
+                waits.lock().unwrap().push(d);
+                async {}
+            });
+            assert_eq!(block_on(r.get("a")).is_ok(), retried, "HTTP {status}");
+            assert_eq!(
+                waits.lock().unwrap().len(),
+                usize::from(retried),
+                "HTTP {status}"
+            );
+        }
+        // jitter spreads the waits of simultaneous failures
+        let waits: std::collections::BTreeSet<Duration> = (0..50)
+            .map(|i| jittered(Duration::from_millis(100), &format!("p{i}"), 1))
+            .collect();
+        assert!(waits.len() > 25, "{} distinct waits", waits.len());
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -225,7 +301,7 @@ mod tests {
         });
         assert!(matches!(
             block_on(r.get("a")),
-            Err(StorageError::Backend { .. })
+            Err(StorageError::Http { status: 503, .. })
         ));
         assert_eq!(waits.lock().unwrap().len(), 2);
         let (flaky, waits) = store(0);

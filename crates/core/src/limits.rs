@@ -1,0 +1,39 @@
+//! Limits a log cannot push a reader past. Counts taken from the log or from a server
+//! (checkpoint parts, versions, sidecars) are checked against these before any request or
+//! allocation sized by them, and a breach is [`crate::Error::LimitExceeded`] naming the
+//! limit and the file.
+
+/// Parts of one multi-part checkpoint (Spark writes one part per ~5 M actions by
+/// default: 10,000 parts is 50 G actions).
+pub const MAX_CHECKPOINT_PARTS: u64 = 10_000;
+
+/// Sidecar files of one v2 checkpoint.
+pub const MAX_SIDECARS: u64 = 100_000;
+
+/// Versions one discovery without listing may find or assume (probing commit names, or
+/// assuming the commits before a checkpoint exist): a host that answers every name would
+/// otherwise be probed forever.
+pub const MAX_UNLISTED_VERSIONS: u64 = 1_000_000;
+
+/// The highest version Delta can write (versions are signed 64-bit in the protocol).
+pub const MAX_VERSION: u64 = i64::MAX as u64;
+
+/// `Err(LimitExceeded)` when `value > max`.
+pub(crate) fn check(
+    limit: &'static str,
+    what: &'static str,
+    value: u64,
+    max: u64,
+    path: &str,
+) -> crate::Result<()> {
+    if value > max {
+        return Err(crate::Error::LimitExceeded {
+            limit,
+            what,
+            value,
+            max,
+            path: path.to_string(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,437 @@
+//! Where a table lives, parsed once: the one parser of table URLs for every backend (the
+//! CLI's object_store backend, the browser's and the worker's fetch backend, the worker's
+//! R2 binding), the worker's allowlist and the attachment of credentials.
+//!
+//! Every URL is parsed with [`url::Url`] and then checked against the rules of its store,
+//! so that nothing typed into the URL can move a request (and the credential attached to
+//! it) to another host: no user info (except abfss' `container@account`), no query, no
+//! fragment, no `.`/`..` segment (also percent-encoded), no backslash or control character;
+//! Azure accounts are `[a-z0-9]{3,24}`, containers `[a-z0-9-]{3,63}`, buckets and
+//! bindings only letters, digits and `.-_`.
+
+use std::fmt;
+
+use percent_encoding::percent_decode_str;
+use url::Url;
+
+/// The store a table URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Store {
+    /// A local directory (`file://`).
+    File,
+    /// S3 or an S3-compatible store (`s3://`, `s3a://`).
+    S3 { bucket: String },
+    /// Azure Blob Storage / ADLS Gen2: `abfss://container@account.dfs.core.windows.net`,
+    /// `https://account.blob.core.windows.net/container`, or `az://container` (account
+    /// from the options: `None` here).
+    Azure {
+        account: Option<String>,
+        container: String,
+    },
+    /// Google Cloud Storage (`gs://`, `gcs://`).
+    Gcs { bucket: String },
+    /// A Cloudflare R2 bucket binding of a worker (`r2://BINDING`).
+    R2 { binding: String },
+    /// Any other `http(s)://` server: `origin` is `scheme://host[:port]`.
+    Http { origin: String },
+}
+
+/// A parsed, checked table URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableUrl {
+    /// The scheme as written (`s3a`, `abfss`, `https`, ...), lowercase.
+    pub scheme: String,
+    pub store: Store,
+    /// The table root inside the store, percent-decoded, without leading or trailing `/`
+    /// (for [`Store::Http`], the URL path; for [`Store::File`], the absolute path).
+    pub key: String,
+}
+
+/// Why a table URL was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot open table URL '{url}': {message}")]
+pub struct UrlError {
+    pub url: String,
+    pub message: String,
+}
+
+const FORMS: &str = "use s3://bucket/path, abfss://container@account.dfs.core.windows.net/path, az://container/path, gs://bucket/path, https://host/path or r2://BINDING/path";
+
+fn refuse(url: &str, message: impl Into<String>) -> UrlError {
+    UrlError {
+        url: url.to_string(),
+        message: message.into(),
+    }
+}
+
+/// `[a-z0-9]{3,24}`: an Azure storage account name (it becomes a host name).
+pub fn is_azure_account(s: &str) -> bool {
+    (3..=24).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+fn is_azure_container(s: &str) -> bool {
+    (3..=63).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+}
+
+/// A bucket (S3, GCS) or binding name: 1 to 255 of letters, digits, `.`, `-`, `_`,
+/// neither starting nor ending with `.` (it may become part of a host name).
+fn is_bucket(s: &str) -> bool {
+    (1..=255).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        && !s.starts_with('.')
+        && !s.ends_with('.')
+        && !s.contains("..")
+}
+
+/// The decoded key of `path` (`/a/b%20c/` → `a/b c`), each segment checked.
+fn key_of(url: &str, path: &str) -> Result<String, UrlError> {
+    let decoded = percent_decode_str(path)
+        .decode_utf8()
+        .map_err(|_| refuse(url, "the path is not UTF-8 once percent-decoded"))?;
+    let trimmed = decoded.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    for segment in trimmed.split('/') {
+        match segment {
+            "." | ".." => return Err(refuse(url, "the path has a '.' or '..' segment")),
+            "" => return Err(refuse(url, "the path has an empty segment ('//')")),
+            s if s.contains('\\') || s.chars().any(char::is_control) => {
+                return Err(refuse(
+                    url,
+                    "the path holds a backslash or a control character",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(trimmed.to_string())
+}
+
+impl TableUrl {
+    /// Parse and check `input` (see the module documentation for the rules).
+    pub fn parse(input: &str) -> Result<TableUrl, UrlError> {
+        let text = input.trim();
+        if text.chars().any(|c| c.is_control() || c == '\\') {
+            return Err(refuse(text, "it holds a backslash or a control character"));
+        }
+        // `..` anywhere in the path is refused before url::Url can resolve it away
+        if let Some((_, rest)) = text.split_once("://") {
+            let path = rest.split_once('/').map_or("", |(_, p)| p);
+            let decoded = percent_decode_str(path).decode_utf8_lossy();
+            if decoded
+                .split(['/', '?', '#'])
+                .any(|s| s == ".." || s == ".")
+            {
+                return Err(refuse(text, "the path has a '.' or '..' segment"));
+            }
+        }
+        let url = Url::parse(text).map_err(|e| refuse(text, format!("{e}; {FORMS}")))?;
+        if url.query().is_some() {
+            return Err(refuse(
+                text,
+                "table URLs carry no query: give a SAS token or keys as options, not in the URL",
+            ));
+        }
+        if url.fragment().is_some() {
+            return Err(refuse(text, "table URLs carry no fragment ('#')"));
+        }
+        if !url.password().unwrap_or("").is_empty() {
+            return Err(refuse(text, "table URLs carry no password"));
+        }
+        let scheme = url.scheme().to_ascii_lowercase();
+        let store = match scheme.as_str() {
+            "s3" | "s3a" => Store::S3 {
+                bucket: Self::bucket(text, &url)?,
+            },
+            "gs" | "gcs" => Store::Gcs {
+                bucket: Self::bucket(text, &url)?,
+            },
+            "r2" => Store::R2 {
+                binding: Self::bucket(text, &url)?,
+            },
+            "az" | "azure" => {
+                let container = Self::bucket(text, &url)?;
+                Self::azure(text, None, container)?
+            }
+            "abfss" | "abfs" => {
+                let host = Self::host(text, &url)?;
+                let container = url.username().to_string();
+                let account = host.strip_suffix(".dfs.core.windows.net").ok_or_else(|| {
+                    refuse(
+                        text,
+                        "abfss URLs name the container and account as container@account.dfs.core.windows.net",
+                    )
+                })?;
+                if url.port().is_some() {
+                    return Err(refuse(text, "abfss URLs take no port"));
+                }
+                Self::azure(text, Some(account.to_string()), container)?
+            }
+            "https" | "http" => return Self::http(text, &url, scheme),
+            "file" => {
+                if url
+                    .host_str()
+                    .is_some_and(|h| !h.is_empty() && h != "localhost")
+                {
+                    return Err(refuse(text, "file URLs name no host"));
+                }
+                return Ok(TableUrl {
+                    scheme,
+                    store: Store::File,
+                    key: format!("/{}", key_of(text, url.path())?),
+                });
+            }
+            other => {
+                return Err(refuse(
+                    text,
+                    format!("the scheme {other}:// is not supported; {FORMS}"),
+                ));
+            }
+        };
+        if !url.username().is_empty() && !matches!(scheme.as_str(), "abfss" | "abfs") {
+            return Err(refuse(text, "table URLs carry no user name ('user@')"));
+        }
+        Ok(TableUrl {
+            key: key_of(text, url.path())?,
+            scheme,
+            store,
+        })
+    }
+
+    fn host(text: &str, url: &Url) -> Result<String, UrlError> {
+        url.host_str()
+            .filter(|h| !h.is_empty())
+            .map(str::to_ascii_lowercase)
+            .ok_or_else(|| refuse(text, format!("it names no bucket or host; {FORMS}")))
+    }
+
+    fn bucket(text: &str, url: &Url) -> Result<String, UrlError> {
+        if url.port().is_some() {
+            return Err(refuse(text, "bucket URLs take no port"));
+        }
+        let b = url.host_str().unwrap_or("");
+        if !is_bucket(b) {
+            return Err(refuse(
+                text,
+                format!(
+                    "{b:?} is not a bucket, container or binding name (letters, digits, '.', '-', '_')"
+                ),
+            ));
+        }
+        Ok(b.to_string())
+    }
+
+    fn azure(text: &str, account: Option<String>, container: String) -> Result<Store, UrlError> {
+        if let Some(a) = &account
+            && !is_azure_account(a)
+        {
+            return Err(refuse(
+                text,
+                format!(
+                    "{a:?} is not an Azure storage account name (3 to 24 lowercase letters and digits)"
+                ),
+            ));
+        }
+        if !is_azure_container(&container) {
+            return Err(refuse(
+                text,
+                format!(
+                    "{container:?} is not an Azure container name (3 to 63 lowercase letters, digits and '-')"
+                ),
+            ));
+        }
+        Ok(Store::Azure { account, container })
+    }
+
+    fn http(text: &str, url: &Url, scheme: String) -> Result<TableUrl, UrlError> {
+        if !url.username().is_empty() {
+            return Err(refuse(text, "table URLs carry no user name ('user@')"));
+        }
+        let host = Self::host(text, url)?;
+        for suffix in [".blob.core.windows.net", ".dfs.core.windows.net"] {
+            if let Some(account) = host.strip_suffix(suffix) {
+                if scheme != "https" || url.port().is_some() {
+                    return Err(refuse(text, "Azure URLs are https:// without a port"));
+                }
+                let path = url.path().trim_start_matches('/');
+                let (container, rest) = path.split_once('/').unwrap_or((path, ""));
+                let store = Self::azure(text, Some(account.to_string()), container.to_string())?;
+                return Ok(TableUrl {
+                    scheme,
+                    store,
+                    key: key_of(text, rest)?,
+                });
+            }
+        }
+        let origin = match url.port() {
+            Some(p) => format!("{scheme}://{}:{p}", url.host_str().unwrap_or(&host)),
+            None => format!("{scheme}://{}", url.host_str().unwrap_or(&host)),
+        };
+        key_of(text, url.path())?;
+        Ok(TableUrl {
+            scheme,
+            store: Store::Http { origin },
+            // kept percent-encoded: the server's path as typed
+            key: url.path().trim_matches('/').to_string(),
+        })
+    }
+
+    /// One spelling per table root (`s3a://` as `s3://`, Azure forms as
+    /// `az://account/container/key`), for comparing locations.
+    pub fn canonical(&self) -> String {
+        let key = |prefix: String| {
+            if self.key.is_empty() {
+                prefix
+            } else {
+                format!("{prefix}/{}", self.key)
+            }
+        };
+        match &self.store {
+            Store::File => format!("file://{}", self.key),
+            Store::S3 { bucket } => key(format!("s3://{bucket}")),
+            Store::Gcs { bucket } => key(format!("gs://{bucket}")),
+            Store::R2 { binding } => key(format!("r2://{binding}")),
+            Store::Azure { account, container } => key(format!(
+                "az://{}/{container}",
+                account.as_deref().unwrap_or("")
+            )),
+            Store::Http { origin } => key(origin.clone()),
+        }
+    }
+
+    /// Whether `self` is `root` or lies under it (at a path-segment boundary).
+    pub fn is_within(&self, root: &TableUrl) -> bool {
+        let (me, root) = (self.canonical(), root.canonical());
+        me == root
+            || me
+                .strip_prefix(&root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+}
+
+impl fmt::Display for TableUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(s: &str) -> TableUrl {
+        TableUrl::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn forms() {
+        let s = ok("s3a://bkt/path/to/t/");
+        assert_eq!(
+            s.store,
+            Store::S3 {
+                bucket: "bkt".into()
+            }
+        );
+        assert_eq!(s.key, "path/to/t");
+        assert_eq!(ok("s3://bkt/a b").key, "a b");
+        assert_eq!(ok("s3://bkt/a%20b").key, "a b");
+        assert_eq!(ok("s3://bkt").key, "");
+        let a = ok("abfss://cont@acct.dfs.core.windows.net/dir/t");
+        let b = ok("https://acct.blob.core.windows.net/cont/dir/t");
+        assert_eq!(a.store, b.store);
+        assert_eq!(a.key, "dir/t");
+        assert_eq!(a.canonical(), "az://acct/cont/dir/t");
+        assert_eq!(
+            ok("az://cont/t").store,
+            Store::Azure {
+                account: None,
+                container: "cont".into()
+            }
+        );
+        assert_eq!(ok("gs://b/t").canonical(), "gs://b/t");
+        assert_eq!(ok("r2://TABLES/demo").canonical(), "r2://TABLES/demo");
+        let h = ok("https://Example.com:8443/tables/t%20x/");
+        assert_eq!(
+            h.store,
+            Store::Http {
+                origin: "https://example.com:8443".into()
+            }
+        );
+        assert_eq!(h.key, "tables/t%20x");
+        assert_eq!(
+            ok("http://127.0.0.1:9000/t").canonical(),
+            "http://127.0.0.1:9000/t"
+        );
+        assert_eq!(ok("file:///tmp/t/").key, "/tmp/t");
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn credential_stealing_forms_are_refused() {
+        for bad in [
+            // the SAS leak: the text before the first '/' ends with the Azure suffix
+            "https://evil.example?.blob.core.windows.net/c/t",
+            "https://evil.example#.blob.core.windows.net/c/t",
+            "https://evil.example/.blob.core.windows.net/c/t/..",
+            "https://evil.example\\.blob.core.windows.net/c/t",
+            "https://user@acct.blob.core.windows.net/cont/t",
+            "https://acct.blob.core.windows.net:444/cont/t",
+            "http://acct.blob.core.windows.net/cont/t",
+            "https://evil.com%2f.blob.core.windows.net/cont/t",
+            "https://ACCOUNT_X.blob.core.windows.net/cont/t",
+            "https://a.blob.core.windows.net/cont/t",
+            "https://acct.evil.blob.core.windows.net/cont/t",
+            "abfss://cont@evil.example/t",
+            "abfss://cont@acct.dfs.core.windows.net.evil.example/t",
+            "abfss://cont@acct.dfs.core.windows.net:8080/t",
+            "abfss://c@acct.dfs.core.windows.net/t",
+            "abfss://cont:pw@acct.dfs.core.windows.net/t",
+            "s3://bucket.evil.com:443/t",
+            "s3://user@bucket/t",
+            "s3://bu/cket/t?x=1",
+            "s3://bkt/t#frag",
+            "s3://bkt/a/../b",
+            "s3://bkt/a/%2e%2e/b",
+            "https://h.example/tables/../secret",
+            "https://h.example/tables/%2E%2E/secret",
+            "https://h.example/t?sig=1",
+            "s3://bkt/a//b",
+            "gs://../x",
+            "r2://A B/x",
+            "ftp://h/t",
+            "not a url",
+            "",
+        ] {
+            assert!(TableUrl::parse(bad).is_err(), "{bad} was accepted");
+        }
+        assert!(
+            TableUrl::parse("https://evil.example?.blob.core.windows.net/c/t")
+                .unwrap_err()
+                .to_string()
+                .contains("query")
+        );
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn within() {
+        let root = ok("https://h.example/tables");
+        assert!(ok("https://h.example/tables/t1").is_within(&root));
+        assert!(ok("https://h.example/tables/").is_within(&root));
+        assert!(!ok("https://h.example/tables2/t").is_within(&root));
+        assert!(!ok("http://h.example/tables/t").is_within(&root));
+        assert!(!ok("https://h.example.evil.com/tables/t").is_within(&root));
+        let az = ok("abfss://cont@acct.dfs.core.windows.net/t");
+        assert!(ok("https://acct.blob.core.windows.net/cont/t/x").is_within(&az));
+        assert!(!ok("https://acct2.blob.core.windows.net/cont/t/x").is_within(&az));
+        assert!(ok("s3a://b/delta/x").is_within(&ok("s3://b/delta")));
+    }
+}

@@ -1,0 +1,261 @@
+//! Crafted logs and hostile hosts: each case ends in a clear error (or the right answer)
+//! after a bounded amount of work — never a panic, an abort, an unbounded allocation or
+//! endless requests. Regression tests for the trust audit's findings.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::{Error, Table, VersionSpec};
+use deltalens_storage::{
+    ByteRange, CountingStorage, MemoryStorage, ObjectMeta, Storage, StorageError,
+};
+
+const PROTOCOL: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+const METADATA: &str = r#"{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"createdTime":0}}"#;
+
+fn add(path: &str, size: i64, rows: i64) -> String {
+    format!(
+        r#"{{"add":{{"path":"{path}","partitionValues":{{}},"size":{size},"modificationTime":0,"dataChange":true,"stats":"{{\"numRecords\":{rows}}}"}}}}"#
+    )
+}
+
+fn commit0(adds: &[String]) -> String {
+    let mut lines = vec![PROTOCOL.to_string(), METADATA.to_string()];
+    lines.extend(adds.iter().cloned());
+    lines.join("\n")
+}
+
+fn mem_table(files: &[(&str, String)]) -> (Table, Arc<CountingStorage<MemoryStorage>>) {
+    let mem = MemoryStorage::new();
+    for (p, d) in files {
+        mem.put(p, d.clone().into_bytes(), 0);
+    }
+    let counting = Arc::new(CountingStorage::new(mem));
+    (Table::new(counting.clone(), "mem://t"), counting)
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    futures::executor::block_on(f)
+}
+
+const C0: &str = "_delta_log/00000000000000000000.json";
+
+#[test]
+fn sums_are_checked() {
+    // two files with i64::MAX rows showed -2 rows
+    let big = i64::MAX;
+    let (t, _) = mem_table(&[(
+        C0,
+        commit0(&[add("a.parquet", big, big), add("b.parquet", big, big)]),
+    )]);
+    let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+    assert!(matches!(s.num_rows(), Err(Error::Overflow { .. })));
+    assert!(matches!(s.size_bytes(), Err(Error::Overflow { .. })));
+    let doc = deltalens_report::overview("mem://t", &s);
+    assert!(
+        doc["num_rows"].is_null() && doc["size_bytes"].is_null(),
+        "{doc}"
+    );
+    assert!(doc["warnings"].to_string().contains("overflow"), "{doc}");
+}
+
+#[test]
+fn data_paths_cannot_leave_the_table() {
+    for path in [
+        "../secret.parquet",
+        "%2e%2e/secret.parquet",
+        "a/../../secret.parquet",
+    ] {
+        let (t, counting) = mem_table(&[(C0, commit0(&[add(path, 10, 1)]))]);
+        let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+        let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
+        let e = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+        assert!(matches!(e, Error::DataFile { .. }), "{path}: {e}");
+        assert!(
+            !counting.records().iter().any(|r| r.path.contains("secret")),
+            "{path}: a request left the table"
+        );
+    }
+}
+
+#[test]
+fn huge_part_counts_are_refused() {
+    for parts in [u32::MAX, 100_000] {
+        let hint = format!(r#"{{"version":1,"parts":{parts},"size":3}}"#);
+        // a store that lists: the hint is not usable, the listing decides
+        let (t, counting) = mem_table(&[
+            (C0, commit0(&[])),
+            ("_delta_log/_last_checkpoint", hint.clone()),
+        ]);
+        let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+        assert_eq!(s.version, 0);
+        assert!(counting.stats().requests < 10, "{:?}", counting.stats());
+        // without listing the hint is all there is: a clear error naming the limit
+        let nolist = NoList::new(vec![
+            (C0.into(), commit0(&[])),
+            ("_delta_log/_last_checkpoint".into(), hint),
+        ]);
+        let t = Table::new(nolist.clone(), "mem://t");
+        let e = block_on(t.snapshot(VersionSpec::Latest)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::LimitExceeded {
+                    limit: "MAX_CHECKPOINT_PARTS",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("_last_checkpoint"), "{e}");
+        assert!(nolist.requests() < 40, "{} requests", nolist.requests());
+    }
+}
+
+#[test]
+fn huge_commit_names_are_not_allocated() {
+    // an empty commit named 09999999999999999999.json panicked with a capacity overflow:
+    // past i64::MAX it is no Delta version at all; below, a gap is a clear error
+    let (t, _) = mem_table(&[
+        (C0, commit0(&[])),
+        ("_delta_log/09999999999999999999.json", String::new()),
+    ]);
+    assert_eq!(
+        block_on(t.snapshot(VersionSpec::Latest)).unwrap().version,
+        0
+    );
+    let (t, _) = mem_table(&[
+        (C0, commit0(&[])),
+        ("_delta_log/09000000000000000000.json", String::new()),
+    ]);
+    let e = block_on(t.snapshot(VersionSpec::Latest)).unwrap_err();
+    assert!(matches!(e, Error::MissingVersion { version: 1, .. }), "{e}");
+    let e = block_on(t.snapshot(VersionSpec::Version(9_000_000_000_000_000_000))).unwrap_err();
+    assert!(matches!(e, Error::MissingVersion { .. }), "{e}");
+}
+
+#[test]
+fn a_host_answering_every_path_is_not_probed_forever() {
+    // ~20k GETs in 30 s before: now the first answer that is not a commit stops it
+    let host = AnswersEverything::new(b"<!DOCTYPE html><title>Welcome</title>".to_vec());
+    let t = Table::new(host.clone(), "https://catch-all.example/t");
+    let e = block_on(t.snapshot(VersionSpec::Latest)).unwrap_err();
+    assert!(e.to_string().contains("not a Delta commit"), "{e}");
+    assert!(host.requests() < 100, "{} requests", host.requests());
+
+    // even when every answer reads as a commit, probing ends at a named limit
+    let host = AnswersEverything::new(br#"{"commitInfo":{}}"#.to_vec());
+    let t = Table::new(host.clone(), "https://catch-all.example/t");
+    let e = block_on(t.snapshot(VersionSpec::Latest)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::LimitExceeded {
+                limit: "MAX_UNLISTED_VERSIONS",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let n = host.requests();
+    assert!(n <= 1_100_000, "{n} requests");
+    println!("a host that answers every path with a commit: {n} requests, then {e}");
+}
+
+/// A store without listing that answers from a fixed set of files, counting requests.
+#[derive(Debug, Clone)]
+struct NoList(Arc<(MemoryStorage, AtomicU64)>);
+
+impl NoList {
+    fn new(files: Vec<(String, String)>) -> Arc<Self> {
+        let mem = MemoryStorage::new();
+        for (p, d) in files {
+            mem.put(&p, d.into_bytes(), 0);
+        }
+        Arc::new(NoList(Arc::new((mem, AtomicU64::new(0)))))
+    }
+    fn requests(&self) -> u64 {
+        self.0.1.load(Ordering::Relaxed)
+    }
+    fn count(&self) {
+        self.0.1.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[async_trait::async_trait]
+impl Storage for NoList {
+    async fn list(&self, prefix: &str, _: Option<&str>) -> Result<Vec<ObjectMeta>, StorageError> {
+        self.count();
+        Err(StorageError::ListingUnsupported {
+            path: prefix.into(),
+            message: "no listing".into(),
+        })
+    }
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes, StorageError> {
+        self.count();
+        self.0.0.get_range(path, range).await
+    }
+    async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
+        self.count();
+        self.0.0.get(path).await
+    }
+    async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
+        self.count();
+        self.0.0.head(path).await
+    }
+    fn can_list(&self) -> bool {
+        false
+    }
+}
+
+/// A host that answers 200 with the same body for every path (and refuses LIST).
+#[derive(Debug)]
+struct AnswersEverything {
+    body: Bytes,
+    requests: AtomicU64,
+}
+
+impl AnswersEverything {
+    fn new(body: Vec<u8>) -> Arc<Self> {
+        Arc::new(AnswersEverything {
+            body: body.into(),
+            requests: AtomicU64::new(0),
+        })
+    }
+    fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+}
+
+#[async_trait::async_trait]
+impl Storage for AnswersEverything {
+    async fn list(&self, prefix: &str, _: Option<&str>) -> Result<Vec<ObjectMeta>, StorageError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        Err(StorageError::ListingUnsupported {
+            path: prefix.into(),
+            message: "no listing".into(),
+        })
+    }
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes, StorageError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        range.slice(path, &self.body)
+    }
+    async fn get(&self, _: &str) -> Result<Bytes, StorageError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        Ok(self.body.clone())
+    }
+    async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        Ok(ObjectMeta {
+            path: path.into(),
+            size: self.body.len() as u64,
+            last_modified_ms: None,
+        })
+    }
+    fn can_list(&self) -> bool {
+        false
+    }
+}
