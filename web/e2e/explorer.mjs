@@ -293,6 +293,27 @@ await check('credentials never reach the page URL', async (page) => {
   assert.ok(!stored.includes('super-secret'), 'stored without "remember"');
 });
 
+await check('a shared link asks before using remembered credentials', async (page) => {
+  await page.goto(`${BASE}/`);
+  await page.click('details.options summary');
+  await page.fill('#azure-sas', 'sv=1&sig=remembered-secret');
+  await page.check('details.options input[type=checkbox] >> nth=-1');
+  await page.fill('#table-url', tableUrl('demo'));
+  await page.click('#open');
+  await waitText(page, '#overview td[data-key="version"]', new RegExp(`^${demo.version}$`));
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  await open(page, 'demo');
+  await page.waitForSelector('#confirm-open', { timeout: 30000 });
+  assert.match(await text(page, '#confirm-open'), /send them to this table's storage/);
+  assert.equal(await page.locator('#overview').count(), 0, 'opened before the answer');
+  assert.ok(!requests.some((u) => u.includes('/tables/')), requests.join(' '));
+  await page.click('#confirm-without');
+  await waitText(page, '#overview td[data-key="version"]', new RegExp(`^${demo.version}$`));
+  assert.ok(!requests.some((u) => u.includes('remembered-secret')), requests.join(' '));
+  await page.evaluate(() => localStorage.clear());
+});
+
 await browser.close();
 console.log(`explorer e2e: ${passed} passed, ${failures.length} failed`);
 console.log(`budgets: ${JSON.stringify(budgets)}`);

@@ -235,12 +235,32 @@ pub fn App() -> impl IntoView {
     if let Some(t) = start.tab.as_deref().and_then(Tab::parse) {
         ctx.tab.set(t);
     }
-    let form = RwSignal::new(Form::load().unwrap_or_default());
+    let stored = Form::load();
+    let remembered_secret = stored.as_ref().is_some_and(Form::has_credentials);
+    let form = RwSignal::new(stored.unwrap_or_default());
     let remember = RwSignal::new(Form::load().is_some());
     let url = RwSignal::new(start.table.clone().unwrap_or_default());
+    // a link (`?table=`) may come from anyone: with credentials remembered on this device
+    // the page asks before sending them to the link's storage
+    let confirm = RwSignal::new(None::<(String, Option<u64>)>);
     if let Some(t) = start.table.clone() {
-        ctx.open(t, &form.get_untracked(), start.version);
+        if remembered_secret {
+            confirm.set(Some((t, start.version)));
+        } else {
+            ctx.open(t, &form.get_untracked(), start.version);
+        }
     }
+    let answer = move |with_credentials: bool| {
+        if let Some((t, v)) = confirm.get_untracked() {
+            confirm.set(None);
+            let f = if with_credentials {
+                form.get_untracked()
+            } else {
+                Form::default()
+            };
+            ctx.open(t, &f, v);
+        }
+    };
     // progress: requests and bytes while anything runs
     let _ = set_interval_with_handle(
         move || {
@@ -270,6 +290,15 @@ pub fn App() -> impl IntoView {
                 <Recent url />
             </form>
         </header>
+        <Show when=move || confirm.get().is_some()>
+            <div id="confirm-open" class="confirm" role="alertdialog" aria-labelledby="confirm-text">
+                <p id="confirm-text">"This link opens "
+                    <code>{move || confirm.get().map(|c| c.0).unwrap_or_default()}</code>
+                    ". Credentials are remembered on this device: send them to this table's storage?"</p>
+                <button id="confirm-with" on:click=move |_| answer(true)>"Open with my credentials"</button>
+                <button id="confirm-without" on:click=move |_| answer(false)>"Open without credentials"</button>
+            </div>
+        </Show>
         <Status />
         <Show when=move || ctx.session.get().is_some()>
             <VersionBar />
