@@ -109,8 +109,9 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 5, value_parser = positive)]
         runs: usize,
     },
-    /// Serve the explorer and local tables (under /tables/<dir name>/, with Range and
-    /// CORS); with no TABLE_DIR, the bundled demo table. Read-only.
+    /// Serve the explorer and local tables (under /tables/<dir name>/, with Range); with
+    /// no TABLE_DIR, the bundled demo table. Read-only; answers only requests addressed to
+    /// this server (Host), and other sites only with --cors-origin.
     Serve {
         /// Table directories to serve.
         #[arg(value_name = "TABLE_DIR")]
@@ -125,6 +126,13 @@ enum Command {
         /// embedded in the binary.
         #[arg(long, value_name = "DIR")]
         app_dir: Option<std::path::PathBuf>,
+        /// Let pages from this origin (e.g. https://explorer.example) read the tables
+        /// with CORS; repeatable. Without it only the explorer served here can.
+        #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = serve::parse_origin)]
+        cors_origins: Vec<String>,
+        /// Most connections open at once; more wait until one closes.
+        #[arg(long, value_name = "N", default_value_t = 256, value_parser = positive)]
+        max_connections: usize,
         /// Stop after this many seconds (for tests).
         #[arg(long, hide = true, value_name = "SECS")]
         stop_after: Option<u64>,
@@ -268,6 +276,8 @@ async fn run(cli: Cli) -> Result<String, String> {
         host,
         port,
         app_dir,
+        cors_origins,
+        max_connections,
         stop_after,
     } = cli.command
     {
@@ -277,6 +287,8 @@ async fn run(cli: Cli) -> Result<String, String> {
             port,
             app_dir,
             stop_after,
+            cors_origins,
+            max_connections,
         })
         .await;
     }

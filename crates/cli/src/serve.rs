@@ -1,31 +1,40 @@
 //! `deltalens serve`: the explorer (embedded in the binary) plus local tables under
-//! `/tables/<dir name>/`, over HTTP/1.1 with Range, HEAD and CORS — what the browser's
+//! `/tables/<dir name>/`, over HTTP/1.1 with Range and HEAD — what the browser's
 //! fetch-based storage needs. Read-only; binds where told (127.0.0.1 by default).
+//!
+//! The rules, against other websites in the same browser:
+//! - no CORS unless `--cors-origin` names an origin (the explorer served here is
+//!   same-origin), and then only for that origin;
+//! - the Host header must name this server (a loopback name or the bound address, with
+//!   the bound port), else 421: a DNS-rebinding page cannot read the tables;
+//! - table files are inert bytes: `application/octet-stream`, `nosniff`, `CSP: sandbox`
+//!   (a table holding `x.html` cannot run script on the explorer's origin).
+//!
+//! And against one request costing much: HEAD and ranges read only what they send, bodies
+//! stream in chunks, heads are bounded in size and time, connections in number.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod files;
+mod http;
+mod policy;
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use deltalens_storage::http_range::{RangeAnswer, parse_range};
 use tokio::net::{TcpListener, TcpStream};
 
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
-}
+use files::{Found, Kind};
+use http::{Answer, Request};
+use policy::{Policy, Refusal};
 
-/// Where a table's files come from.
-enum Source {
-    Dir(PathBuf),
-    /// The bundled demo table, from the binary.
-    Embedded(BTreeMap<&'static str, &'static [u8]>),
-}
+pub use policy::parse_origin;
 
-struct Site {
-    tables: BTreeMap<String, Source>,
-    app: BTreeMap<&'static str, &'static [u8]>,
-    app_dir: Option<PathBuf>,
-}
+/// At the connection limit, how often the accept loop looks for a free slot.
+const SLOT_POLL: Duration = Duration::from_millis(10);
 
 /// What `serve` was asked for.
 pub struct ServeArgs {
@@ -34,300 +43,215 @@ pub struct ServeArgs {
     pub port: u16,
     pub app_dir: Option<PathBuf>,
     pub stop_after: Option<u64>,
+    /// Origins allowed to read with CORS (checked by [`parse_origin`]).
+    pub cors_origins: Vec<String>,
+    /// Most connections open at once.
+    pub max_connections: usize,
 }
 
-fn mime(path: &str) -> &'static str {
-    match path.rsplit('.').next().unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "js" => "text/javascript",
-        "wasm" => "application/wasm",
-        "css" => "text/css",
-        "json" | "crc" => "application/json",
-        "svg" => "image/svg+xml",
-        _ => "application/octet-stream",
-    }
+struct Site {
+    files: files::Files,
+    policy: Policy,
 }
 
-/// A parsed `Range: bytes=...` header against a `size`-byte object.
-fn range(header: &str, size: u64) -> Option<(u64, u64)> {
-    let spec = header.trim().strip_prefix("bytes=")?;
-    if spec.contains(',') {
-        return None; // multiple ranges: answer with the whole object
-    }
-    let (a, b) = spec.split_once('-')?;
-    let (start, end) = match (a.trim(), b.trim()) {
-        ("", n) => {
-            let n: u64 = n.parse().ok()?;
-            (size.saturating_sub(n), size)
+/// Serves one connection: request after request until the client closes, stalls, sends
+/// something malformed or asks to close.
+async fn handle(site: Arc<Site>, mut stream: TcpStream) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(4096);
+    while let Some(head) = http::read_head(&mut stream, &mut buf).await {
+        if !answer(&site, &mut stream, &head).await? {
+            break;
         }
-        (a, "") => (a.parse().ok()?, size),
-        (a, b) => (
-            a.parse().ok()?,
-            b.parse::<u64>().ok()?.saturating_add(1).min(size),
-        ),
-    };
-    (start < end && start < size).then_some((start, end))
-}
-
-impl Site {
-    fn table_file(&self, name: &str, rest: &str) -> Option<Vec<u8>> {
-        if rest.split('/').any(|c| c == "..") {
-            return None;
-        }
-        match self.tables.get(name)? {
-            Source::Embedded(files) => files.get(rest).map(|d| d.to_vec()),
-            Source::Dir(root) => {
-                let p = root.join(rest);
-                let real = p.canonicalize().ok()?;
-                if !real.starts_with(root) || !real.is_file() {
-                    return None;
-                }
-                std::fs::read(real).ok()
-            }
-        }
-    }
-
-    fn app_file(&self, path: &str) -> Option<Vec<u8>> {
-        let path = if path.is_empty() { "index.html" } else { path };
-        if let Some(dir) = &self.app_dir {
-            if path.split('/').any(|c| c == "..") {
-                return None;
-            }
-            return std::fs::read(dir.join(path)).ok();
-        }
-        self.app.get(path).map(|d| d.to_vec())
-    }
-
-    fn no_app_page() -> Vec<u8> {
-        b"<!DOCTYPE html><title>deltalens</title><p>This deltalens binary was built without \
-          the explorer. Build it with <code>scripts/build-web</code> (trunk build --release, \
-          then cargo build), or pass <code>--app-dir dist</code>. The tables are served under \
-          /tables/.</p>"
-            .to_vec()
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) =
-                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-async fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    headers: &[(&str, String)],
-    body: &[u8],
-    head_only: bool,
-) -> std::io::Result<()> {
-    let mut h = format!("HTTP/1.1 {status}\r\n");
-    for (k, v) in headers {
-        h.push_str(&format!("{k}: {v}\r\n"));
-    }
-    h.push_str("Access-Control-Allow-Origin: *\r\n");
-    h.push_str("Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n");
-    h.push_str("Access-Control-Allow-Headers: Range\r\n");
-    h.push_str(
-        "Access-Control-Expose-Headers: Content-Range, Content-Length, ETag, Accept-Ranges\r\n",
-    );
-    h.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    stream.write_all(h.as_bytes()).await?;
-    if !head_only {
-        stream.write_all(body).await?;
     }
     Ok(())
 }
 
-async fn handle(site: Arc<Site>, mut stream: TcpStream) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(4096);
-    loop {
-        // one request head (no bodies: GET, HEAD and OPTIONS only)
-        let end = loop {
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
-            }
-            if buf.len() > 64 * 1024 {
-                return Ok(());
-            }
-            let mut chunk = [0u8; 4096];
-            let n = match tokio::time::timeout(Duration::from_secs(30), stream.read(&mut chunk))
-                .await
-            {
-                Ok(Ok(n)) => n,
-                _ => return Ok(()),
-            };
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        };
-        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-        buf.drain(..end);
-        let mut lines = head.split("\r\n");
-        let mut first = lines.next().unwrap_or("").split(' ');
-        let (method, target) = (first.next().unwrap_or(""), first.next().unwrap_or("/"));
-        let hdr = |name: &str| {
-            head.split("\r\n").skip(1).find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.trim()
-                    .eq_ignore_ascii_case(name)
-                    .then(|| v.trim().to_string())
-            })
-        };
-        let path = percent_decode(target.split('?').next().unwrap_or("/"));
-        let path = path.trim_start_matches('/');
-        if method == "OPTIONS" {
-            respond(&mut stream, "204 No Content", &[], b"", true).await?;
-            continue;
+/// Answers one request head; whether the connection stays open for another.
+async fn answer(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> io::Result<bool> {
+    let Some(req) = Request::parse(head) else {
+        return refuse(stream, "400 Bad Request", "malformed request", false).await;
+    };
+    let head_only = req.method == "HEAD";
+    match site.policy.refuse(&req) {
+        Some(Refusal::BadRequest(why)) => {
+            return refuse(stream, "400 Bad Request", why, head_only).await;
         }
-        if method != "GET" && method != "HEAD" {
-            respond(
-                &mut stream,
-                "405 Method Not Allowed",
-                &[("Allow", "GET, HEAD, OPTIONS".into())],
-                b"read-only",
-                false,
-            )
-            .await?;
-            continue;
+        Some(Refusal::Misdirected) => {
+            let why = format!(
+                "this server answers requests for Host {} only",
+                site.policy.accepted()
+            );
+            return refuse(stream, "421 Misdirected Request", &why, head_only).await;
         }
-        let head_only = method == "HEAD";
-        let (data, ty) = if let Some(rest) = path.strip_prefix("tables/") {
-            let (name, file) = rest.split_once('/').unwrap_or((rest, ""));
-            (site.table_file(name, file), mime(file))
-        } else {
-            match site.app_file(path) {
-                Some(d) => (
-                    Some(d),
-                    mime(if path.is_empty() { "index.html" } else { path }),
-                ),
-                // client-side routes and a missing app both get the index page
-                None if !path.contains('.') => (
-                    Some(
-                        site.app_file("index.html")
-                            .unwrap_or_else(Site::no_app_page),
-                    ),
-                    mime("index.html"),
-                ),
-                None => (None, ""),
-            }
-        };
-        let Some(data) = data else {
-            respond(
-                &mut stream,
-                "404 Not Found",
-                &[("Content-Type", "text/plain".into())],
-                b"not found",
-                head_only,
-            )
-            .await?;
-            continue;
-        };
-        let size = data.len() as u64;
-        let etag = format!("\"{size:x}-{:x}\"", crc32fast::hash(&data));
-        match hdr("range").map(|r| range(&r, size)) {
-            Some(Some((a, b))) => {
-                let headers = [
-                    ("Content-Type", ty.to_string()),
-                    ("Content-Range", format!("bytes {a}-{}/{size}", b - 1)),
-                    ("Accept-Ranges", "bytes".into()),
-                    ("ETag", etag),
-                ];
-                respond(
-                    &mut stream,
-                    "206 Partial Content",
-                    &headers,
-                    &data[a as usize..b as usize],
-                    head_only,
-                )
-                .await?;
-            }
-            Some(None) if size > 0 => {
-                let headers = [("Content-Range", format!("bytes */{size}"))];
-                respond(
-                    &mut stream,
-                    "416 Range Not Satisfiable",
-                    &headers,
-                    b"",
-                    head_only,
-                )
-                .await?;
-            }
-            _ => {
-                let headers = [
-                    ("Content-Type", ty.to_string()),
-                    ("Accept-Ranges", "bytes".into()),
-                    ("ETag", etag),
-                    ("Cache-Control", "no-cache".into()),
-                ];
-                respond(&mut stream, "200 OK", &headers, &data, head_only).await?;
-            }
-        }
+        None => {}
     }
+    // a request body is never read, so nothing after it can be trusted to be a request
+    let close = req.wants_close() || req.has_body();
+    let cors = site.policy.cors(req.header("origin"));
+    let answer = match req.method.as_str() {
+        "GET" | "HEAD" => {
+            serve_file(site, stream, &req, cors, close).await?;
+            return Ok(!close);
+        }
+        "OPTIONS" => match site.policy.preflight(&req) {
+            Some(allow) => Answer::new("204 No Content").headers(allow),
+            None => not_allowed(cors),
+        },
+        _ => not_allowed(cors),
+    };
+    answer.closing(close).send(stream, b"", false).await?;
+    Ok(!close)
 }
 
-fn table_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "table".into())
+/// 405: this server only reads (`OPTIONS` only as a CORS preflight from a configured
+/// origin; otherwise it is a method like any other it does not have).
+fn not_allowed(cors: Vec<(&'static str, String)>) -> Answer {
+    Answer::new("405 Method Not Allowed")
+        .header("Allow", "GET, HEAD")
+        .headers(cors)
 }
 
-/// Run the server until stopped (or for `stop_after` seconds).
-pub async fn serve(args: ServeArgs) -> Result<String, String> {
-    let mut tables = BTreeMap::new();
-    for t in &args.tables {
-        let root = t
-            .canonicalize()
-            .map_err(|e| format!("cannot serve {}: {e}", t.display()))?;
-        if !root.join("_delta_log").is_dir() {
-            return Err(format!(
-                "{} is not a Delta table (no _delta_log/ in it)",
-                t.display()
-            ));
-        }
-        let mut name = table_name(&root);
-        while tables.contains_key(&name) {
-            name.push('_');
-        }
-        tables.insert(name, Source::Dir(root));
-    }
-    if tables.is_empty() {
-        tables.insert(
-            "demo".to_string(),
-            Source::Embedded(embedded::DEMO.iter().copied().collect()),
-        );
-    }
-    let site = Arc::new(Site {
-        tables,
-        app: embedded::APP.iter().copied().collect(),
-        app_dir: args.app_dir.clone(),
-    });
-    let listener = TcpListener::bind((args.host.as_str(), args.port))
+/// A refusal with a one-line explanation; the connection then closes.
+async fn refuse(
+    stream: &mut TcpStream,
+    status: &'static str,
+    why: &str,
+    head_only: bool,
+) -> io::Result<bool> {
+    Answer::new(status)
+        .header("Content-Type", "text/plain; charset=utf-8")
+        .closing(true)
+        .send(stream, format!("{why}\n").as_bytes(), head_only)
+        .await?;
+    Ok(false)
+}
+
+/// GET or HEAD of a file: looked up with a `stat` (off the async threads), then the
+/// whole file, the requested range, or 416; HEAD sends the head only.
+async fn serve_file(
+    site: &Arc<Site>,
+    stream: &mut TcpStream,
+    req: &Request,
+    cors: Vec<(&'static str, String)>,
+    close: bool,
+) -> io::Result<()> {
+    let head_only = req.method == "HEAD";
+    let (lookup, path) = (Arc::clone(site), req.path());
+    let found = tokio::task::spawn_blocking(move || lookup.files.find(&path))
         .await
-        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .ok()
+        .flatten();
+    let Some(found) = found else {
+        return Answer::new("404 Not Found")
+            .header("Content-Type", "text/plain; charset=utf-8")
+            .headers(cors)
+            .closing(close)
+            .send(stream, b"not found\n", head_only)
+            .await;
+    };
+    let size = found.size;
+    let (status, start, end) = match requested_range(req, &found) {
+        RangeAnswer::Whole => ("200 OK", 0, size),
+        RangeAnswer::Partial { start, end } => ("206 Partial Content", start, end),
+        RangeAnswer::Unsatisfiable => {
+            return Answer::new("416 Range Not Satisfiable")
+                .header("Content-Range", format!("bytes */{size}"))
+                .headers(cors)
+                .closing(close)
+                .send(stream, b"", head_only)
+                .await;
+        }
+    };
+    let mut answer = file_answer(status, &found).headers(cors).closing(close);
+    if status.starts_with("206") {
+        let range = format!("bytes {start}-{}/{size}", end.saturating_sub(1));
+        answer = answer.header("Content-Range", range);
+    }
+    http::write(stream, &answer.head(end - start)).await?;
+    if head_only {
+        return Ok(());
+    }
+    files::send(stream, found.body, start, end).await
+}
+
+/// The range to send: only GET has ranges (RFC 9110 §14.2), and an `If-Range` that is
+/// not this file's ETag means the client's copy changed, so it gets the whole file.
+fn requested_range(req: &Request, found: &Found) -> RangeAnswer {
+    let current = req.header("if-range").is_none_or(|v| v == found.etag);
+    match req.header("range") {
+        Some(range) if req.method == "GET" && current => parse_range(range, found.size),
+        _ => RangeAnswer::Whole,
+    }
+}
+
+/// Headers of a file answer. Table files are data, whatever their name: never rendered
+/// (`octet-stream`, and `sandbox` should a browser render one anyway), never embedded by
+/// another site (`Cross-Origin-Resource-Policy`, which CORS reads are not subject to).
+fn file_answer(status: &'static str, found: &Found) -> Answer {
+    let answer = Answer::new(status)
+        .header("Accept-Ranges", "bytes")
+        .header("ETag", found.etag.clone())
+        .header("Cache-Control", "no-cache");
+    match found.kind {
+        Kind::Table => answer
+            .header("Content-Type", "application/octet-stream")
+            .header("Content-Security-Policy", "sandbox")
+            .header("Cross-Origin-Resource-Policy", "same-origin"),
+        Kind::App(ty) => answer.header("Content-Type", ty),
+    }
+}
+
+/// One open connection's claim on the limit; released when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(open: &Arc<AtomicUsize>) -> Slot {
+        open.fetch_add(1, Ordering::AcqRel);
+        Slot(Arc::clone(open))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Accepts connections, at most `max` open at once: at the limit it stops accepting
+/// (new ones wait in the kernel's backlog) until one closes, so a flood cannot exhaust
+/// file descriptors. Only this loop takes slots, so the check cannot race.
+async fn accept_loop(listener: TcpListener, site: Arc<Site>, max: usize) {
+    let open = Arc::new(AtomicUsize::new(0));
+    loop {
+        if open.load(Ordering::Acquire) >= max {
+            tokio::time::sleep(SLOT_POLL).await;
+            continue;
+        }
+        let Ok((stream, _)) = listener.accept().await else {
+            // out of fds or similar: back off instead of spinning
+            tokio::time::sleep(SLOT_POLL).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let slot = Slot::take(&open);
+        let site = Arc::clone(&site);
+        tokio::spawn(async move {
+            let _slot = slot;
+            let _ = handle(site, stream).await;
+        });
+    }
+}
+
+/// Prints where the explorer and each table are.
+fn announce(site: &Site, addr: SocketAddr) {
     let base = format!("http://{addr}");
     println!("deltalens: serving the explorer at {base}/");
-    if site.app.is_empty() && site.app_dir.is_none() {
+    if !site.files.has_app() {
         println!(
             "  (this binary has no embedded explorer: run scripts/build-web, or pass --app-dir)"
         );
     }
-    let names: Vec<&String> = site.tables.keys().collect();
+    let names: Vec<&String> = site.files.table_names().collect();
     for n in &names {
         println!("  table {n}: {base}/?table={base}/tables/{n}");
     }
@@ -336,17 +260,19 @@ pub async fn serve(args: ServeArgs) -> Result<String, String> {
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    let accept = async {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let site = Arc::clone(&site);
-            tokio::spawn(async move {
-                let _ = handle(site, stream).await;
-            });
-        }
-    };
+}
+
+/// Run the server until stopped (or for `stop_after` seconds).
+pub async fn serve(args: ServeArgs) -> Result<String, String> {
+    let files = files::Files::new(&args.tables, args.app_dir.as_deref())?;
+    let listener = TcpListener::bind((args.host.as_str(), args.port))
+        .await
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let policy = Policy::new(addr, &args.host, args.cors_origins);
+    let site = Arc::new(Site { files, policy });
+    announce(&site, addr);
+    let accept = accept_loop(listener, site, args.max_connections.max(1));
     match args.stop_after {
         Some(s) => {
             let _ = tokio::time::timeout(Duration::from_secs(s), accept).await;
@@ -354,21 +280,4 @@ pub async fn serve(args: ServeArgs) -> Result<String, String> {
         None => accept.await,
     }
     Ok(String::new())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges() {
-        assert_eq!(range("bytes=0-9", 100), Some((0, 10)));
-        assert_eq!(range("bytes=90-", 100), Some((90, 100)));
-        assert_eq!(range("bytes=-5", 100), Some((95, 100)));
-        assert_eq!(range("bytes=-500", 100), Some((0, 100)));
-        assert_eq!(range("bytes=95-200", 100), Some((95, 100)));
-        assert_eq!(range("bytes=100-", 100), None);
-        assert_eq!(range("items=0-1", 100), None);
-        assert_eq!(percent_decode("a%20b%3D"), "a b=");
-    }
 }

@@ -1,0 +1,700 @@
+//! `deltalens serve` over raw HTTP/1.1: CORS only for configured origins, the Host check
+//! (DNS rebinding), inert table files, HEAD and Range without reading whole files, and the
+//! refusals (methods, path traversal). Each test starts its own server on 127.0.0.1 with a
+//! free port and kills it at the end.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LOG0: &str = "_delta_log/00000000000000000000.json";
+const GIB: u64 = 1 << 30;
+
+/// A running `deltalens serve`, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_deltalens"))
+            .args(["serve", "--port", "0", "--stop-after", "300"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start deltalens serve");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        for _ in 0..100 {
+            line.clear();
+            if out.read_line(&mut line).expect("read stdout") == 0 {
+                break;
+            }
+            if let Some(rest) = line
+                .split("serving the explorer at http://127.0.0.1:")
+                .nth(1)
+            {
+                let port = rest.trim().trim_end_matches('/').parse().expect("port");
+                // keep draining stdout so the server never blocks on a full pipe
+                std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+                return Server { child, port };
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("deltalens serve printed no address (last line {line:?})");
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        s
+    }
+
+    /// `method path` on a new connection, with `Host: 127.0.0.1:<port>` and `headers`.
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+        let host = self.host();
+        let mut all = vec![("Host", host.as_str())];
+        all.extend_from_slice(headers);
+        self.raw(method, &request(method, path, &all))
+    }
+
+    fn get(&self, path: &str, headers: &[(&str, &str)]) -> Response {
+        self.request("GET", path, headers)
+    }
+
+    /// Sends `raw` on a new connection and reads one answer to `method`.
+    fn raw(&self, method: &str, raw: &str) -> Response {
+        let mut s = self.connect();
+        s.write_all(raw.as_bytes()).unwrap();
+        read_response(&mut BufReader::new(s), method == "HEAD")
+    }
+
+    /// The server's peak resident memory (VmHWM), in bytes.
+    #[cfg(target_os = "linux")]
+    fn peak_rss(&self) -> u64 {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib * 1024
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn request(method: &str, path: &str, headers: &[(&str, &str)]) -> String {
+    let mut r = format!("{method} {path} HTTP/1.1\r\n");
+    for (k, v) in headers {
+        r.push_str(&format!("{k}: {v}\r\n"));
+    }
+    r.push_str("\r\n");
+    r
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let body = String::from_utf8_lossy(&self.body[..self.body.len().min(200)]);
+        write!(
+            f,
+            "{} {:?} ({} body bytes: {body:?})",
+            self.status,
+            self.headers,
+            self.body.len()
+        )
+    }
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn has_cors(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(k, _)| k.to_ascii_lowercase().starts_with("access-control-"))
+    }
+
+    fn len(&self) -> u64 {
+        self.header("content-length").unwrap().parse().unwrap()
+    }
+}
+
+fn read_head(r: &mut impl BufRead) -> (u16, Vec<(String, String)>) {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let status = line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("status line {line:?}"));
+    let mut headers = Vec::new();
+    for _ in 0..200 {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            return (status, headers);
+        }
+        let (k, v) = l.split_once(':').unwrap();
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    panic!("endless response head");
+}
+
+/// One response; the body by Content-Length (none for HEAD, 204 and 304).
+fn read_response(r: &mut impl BufRead, head: bool) -> Response {
+    let (status, headers) = read_head(r);
+    let mut resp = Response {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    if !head && status != 204 && status != 304 {
+        let n = resp.len();
+        r.take(n).read_to_end(&mut resp.body).unwrap();
+        assert_eq!(resp.body.len() as u64, n, "short body");
+    }
+    resp
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A scratch copy of the `xss` fixture, served as table `xss`; removed when dropped.
+struct TempTable {
+    base: PathBuf,
+}
+
+impl TempTable {
+    fn new(test: &str) -> TempTable {
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("serve-{}-{test}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        copy_dir(&fixture("xss"), &base.join("xss"));
+        TempTable { base }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.base.join("xss")
+    }
+
+    fn arg(&self) -> String {
+        self.dir().to_string_lossy().into_owned()
+    }
+
+    /// A sparse file of `size` bytes in the table directory (no disk used).
+    fn sparse(&self, name: &str, size: u64) {
+        File::create(self.dir().join(name))
+            .unwrap()
+            .set_len(size)
+            .unwrap();
+    }
+}
+
+impl Drop for TempTable {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.base);
+    }
+}
+
+fn log0() -> Vec<u8> {
+    fs::read(fixture("xss").join(LOG0)).unwrap()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn no_cors_headers_by_default() {
+    let t = TempTable::new("no_cors");
+    let srv = Server::start(&[&t.arg()]);
+    let evil = [("Origin", "https://evil.example")];
+    for path in ["/", &format!("/tables/xss/{LOG0}"), "/tables/xss/nothing"] {
+        let r = srv.get(path, &evil);
+        assert!(!r.has_cors(), "{path}: {:?}", r.headers);
+    }
+    let preflight = [
+        ("Origin", "https://evil.example"),
+        ("Access-Control-Request-Method", "GET"),
+        ("Access-Control-Request-Headers", "range"),
+    ];
+    let r = srv.request("OPTIONS", &format!("/tables/xss/{LOG0}"), &preflight);
+    assert_eq!(r.status, 405, "{r:?}");
+    assert!(!r.has_cors(), "{:?}", r.headers);
+}
+
+#[test]
+fn cors_only_for_configured_origins() {
+    let t = TempTable::new("cors");
+    let srv = Server::start(&[
+        "--cors-origin",
+        "https://good.example",
+        "--cors-origin",
+        "http://localhost:3000",
+        &t.arg(),
+    ]);
+    let path = format!("/tables/xss/{LOG0}");
+    for origin in ["https://good.example", "http://localhost:3000"] {
+        let r = srv.get(&path, &[("Origin", origin), ("Range", "bytes=0-3")]);
+        assert_eq!(r.status, 206);
+        assert_eq!(r.header("access-control-allow-origin"), Some(origin));
+        assert!(r.header("vary").unwrap().contains("Origin"), "{r:?}");
+        let exposed = r.header("access-control-expose-headers").unwrap();
+        for h in ["Content-Range", "Content-Length", "ETag"] {
+            assert!(exposed.contains(h), "{exposed}");
+        }
+    }
+    for origin in [
+        "https://evil.example",
+        "https://good.example.evil.example",
+        "http://good.example",
+        "null",
+    ] {
+        let r = srv.get(&path, &[("Origin", origin)]);
+        assert_eq!(r.status, 200);
+        assert!(!r.has_cors(), "{origin}: {:?}", r.headers);
+        assert!(r.header("vary").unwrap().contains("Origin"), "{r:?}");
+    }
+    let preflight = |origin| {
+        srv.request(
+            "OPTIONS",
+            &path,
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "GET"),
+                ("Access-Control-Request-Headers", "range"),
+            ],
+        )
+    };
+    let ok = preflight("https://good.example");
+    assert_eq!(ok.status, 204, "{ok:?}");
+    assert_eq!(
+        ok.header("access-control-allow-origin"),
+        Some("https://good.example")
+    );
+    assert!(
+        ok.header("access-control-allow-methods")
+            .unwrap()
+            .contains("GET")
+    );
+    let allowed = ok.header("access-control-allow-headers").unwrap();
+    assert!(allowed.to_ascii_lowercase().contains("range"), "{allowed}");
+    assert!(ok.header("vary").unwrap().contains("Origin"));
+    let no = preflight("https://evil.example");
+    assert_eq!(no.status, 405, "{no:?}");
+    assert!(!no.has_cors(), "{:?}", no.headers);
+}
+
+#[test]
+fn bad_cors_origins_are_refused_at_start() {
+    for origin in ["*", "good.example", "https://good.example/path", ""] {
+        let out = Command::new(env!("CARGO_BIN_EXE_deltalens"))
+            .args(["serve", "--port", "0", "--stop-after", "1"])
+            .args(["--cors-origin", origin])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{origin:?}: {out:?}");
+    }
+}
+
+#[test]
+fn host_header_must_name_this_server() {
+    let t = TempTable::new("host");
+    let srv = Server::start(&[&t.arg()]);
+    let port = srv.port;
+    let path = format!("/tables/xss/{LOG0}");
+    let file = log0();
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        "127.0.0.1".to_string(),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1:{port}@evil.example"),
+        format!("127.0.0.1.nip.io:{port}"),
+        format!("{port}"),
+    ] {
+        for method in ["GET", "HEAD"] {
+            let r = srv.raw(method, &request(method, &path, &[("Host", &host)]));
+            assert_eq!(r.status, 421, "{host}: {r:?}");
+            assert!(!contains(&r.body, &file[..40]), "{host}: file leaked");
+            assert!(r.len() < 400, "{host}: {r:?}");
+            assert!(!r.has_cors());
+        }
+    }
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let r = srv.raw("GET", &request("GET", &path, &[("Host", &host)]));
+        assert_eq!(r.status, 200, "{host}");
+        assert_eq!(r.body, file);
+    }
+    // HTTP/1.1 needs exactly one Host
+    let r = srv.raw("GET", &request("GET", &path, &[]));
+    assert_eq!(r.status, 400, "{r:?}");
+    let h = srv.host();
+    let r = srv.raw("GET", &request("GET", &path, &[("Host", &h), ("Host", &h)]));
+    assert_eq!(r.status, 400, "{r:?}");
+    // an absolute-form target would name another authority than Host
+    let r = srv.raw(
+        "GET",
+        &request(
+            "GET",
+            &format!("http://evil.example{path}"),
+            &[("Host", &h)],
+        ),
+    );
+    assert_eq!(r.status, 400, "{r:?}");
+}
+
+#[test]
+fn table_files_are_inert_bytes() {
+    let t = TempTable::new("inert");
+    fs::write(
+        t.dir().join("x.html"),
+        "<script>alert(document.cookie)</script>",
+    )
+    .unwrap();
+    fs::write(t.dir().join("x.svg"), "<svg onload=alert(1)/>").unwrap();
+    let srv = Server::start(&[&t.arg()]);
+    for file in ["x.html", "x.svg", LOG0] {
+        for range in [None, Some("bytes=0-3")] {
+            let headers: Vec<_> = range.map(|r| ("Range", r)).into_iter().collect();
+            let r = srv.get(&format!("/tables/xss/{file}"), &headers);
+            assert!(r.status == 200 || r.status == 206, "{file}: {r:?}");
+            assert_eq!(
+                r.header("content-type"),
+                Some("application/octet-stream"),
+                "{file}"
+            );
+            assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+            assert_eq!(r.header("content-security-policy"), Some("sandbox"));
+        }
+    }
+    // the explorer keeps its types, and nosniff too
+    let r = srv.get("/", &[]);
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    let r = srv.get("/tables/xss/nothing", &[]);
+    assert_eq!(r.status, 404);
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+}
+
+#[test]
+fn explorer_files_keep_their_types() {
+    let t = TempTable::new("app");
+    let app = t.base.join("dist");
+    fs::create_dir_all(&app).unwrap();
+    fs::write(app.join("index.html"), "<!DOCTYPE html><title>app</title>").unwrap();
+    fs::write(app.join("app.js"), "console.log(1)").unwrap();
+    fs::write(app.join("app.wasm"), b"\0asm").unwrap();
+    fs::write(t.base.join("secret.txt"), "root:x:0:0").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(t.base.join("secret.txt"), app.join("link.js")).unwrap();
+    let dist = app.to_string_lossy().into_owned();
+    let srv = Server::start(&["--app-dir", &dist, &t.arg()]);
+    for (path, ty) in [
+        ("/", "text/html; charset=utf-8"),
+        ("/app.js", "text/javascript"),
+        ("/app.wasm", "application/wasm"),
+        // client-side routes get the index page
+        ("/some/route", "text/html; charset=utf-8"),
+    ] {
+        let r = srv.get(path, &[]);
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(r.header("content-type"), Some(ty), "{path}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.header("content-security-policy"), None, "{path}");
+    }
+    for path in [
+        "/missing.js",
+        "/link.js",
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+    ] {
+        let r = srv.get(path, &[]);
+        assert_eq!(r.status, 404, "{path}");
+        assert!(!contains(&r.body, b"root:"), "{path}");
+    }
+}
+
+#[test]
+fn head_gives_the_length_without_a_body() {
+    let t = TempTable::new("head");
+    t.sparse("big.bin", 2 * GIB);
+    let srv = Server::start(&[&t.arg()]);
+    let mut conn = BufReader::new(srv.connect());
+    let host = srv.host();
+    for (file, size) in [(LOG0, log0().len() as u64), ("big.bin", 2 * GIB)] {
+        let path = format!("/tables/xss/{file}");
+        let started = Instant::now();
+        // HEAD then GET on one kept-alive connection: the GET's answer must come next
+        let both = request("HEAD", &path, &[("Host", &host)])
+            + &request("GET", &path, &[("Host", &host), ("Range", "bytes=0-0")]);
+        conn.get_mut().write_all(both.as_bytes()).unwrap();
+        let head = read_response(&mut conn, true);
+        assert_eq!(head.status, 200, "{head:?}");
+        assert_eq!(head.len(), size);
+        assert_eq!(head.header("accept-ranges"), Some("bytes"));
+        assert!(head.header("etag").is_some());
+        let get = read_response(&mut conn, false);
+        assert_eq!(get.status, 206, "{get:?}");
+        assert_eq!(get.body.len(), 1);
+        println!(
+            "HEAD + 1-byte GET of {file} ({size} bytes): {:?}",
+            started.elapsed()
+        );
+    }
+    // neither read the 2 GiB file
+    #[cfg(target_os = "linux")]
+    {
+        let peak = srv.peak_rss();
+        println!("server peak RSS: {:.1} MB", peak as f64 / 1e6);
+        assert!(peak < 200_000_000, "server peak RSS {peak} bytes");
+    }
+}
+
+/// A 1-byte range of a 2 GiB file reads one byte: fast, and the server stays small.
+#[test]
+fn one_byte_of_a_2_gib_file() {
+    let t = TempTable::new("one_byte");
+    t.sparse("big.bin", 2 * GIB);
+    let srv = Server::start(&[&t.arg()]);
+    let started = Instant::now();
+    let r = srv.get(
+        "/tables/xss/big.bin",
+        &[("Range", "bytes=1073741824-1073741824")],
+    );
+    let took = started.elapsed();
+    assert_eq!(r.status, 206, "{r:?}");
+    assert_eq!(r.body, [0]);
+    assert_eq!(
+        r.header("content-range"),
+        Some("bytes 1073741824-1073741824/2147483648")
+    );
+    println!("1-byte range of 2 GiB: {took:?}");
+    #[cfg(target_os = "linux")]
+    {
+        let peak = srv.peak_rss();
+        println!("server peak RSS: {:.1} MB", peak as f64 / 1e6);
+        assert!(peak < 200_000_000, "server peak RSS {peak} bytes");
+    }
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+/// A whole GET of a large file is streamed, never held in memory at once.
+#[test]
+fn whole_large_file_is_streamed() {
+    let t = TempTable::new("stream");
+    let size = GIB / 2;
+    t.sparse("big.bin", size);
+    let srv = Server::start(&[&t.arg()]);
+    let mut conn = BufReader::new(srv.connect());
+    let host = srv.host();
+    let started = Instant::now();
+    let req = request("GET", "/tables/xss/big.bin", &[("Host", &host)]);
+    conn.get_mut().write_all(req.as_bytes()).unwrap();
+    let (status, headers) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    let len = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .map(|(_, v)| v.parse::<u64>().unwrap());
+    assert_eq!(len, Some(size));
+    let got = std::io::copy(&mut (&mut conn).take(size), &mut std::io::sink()).unwrap();
+    assert_eq!(got, size);
+    println!("GET of {size} bytes: {:?}", started.elapsed());
+    #[cfg(target_os = "linux")]
+    {
+        let peak = srv.peak_rss();
+        println!("server peak RSS: {:.1} MB", peak as f64 / 1e6);
+        assert!(peak < 200_000_000, "server peak RSS {peak} bytes");
+    }
+}
+
+#[test]
+fn ranges_follow_rfc_9110() {
+    let t = TempTable::new("ranges");
+    let srv = Server::start(&[&t.arg()]);
+    let path = format!("/tables/xss/{LOG0}");
+    let file = log0();
+    let size = file.len();
+    for ignored in [
+        "bytes=0-1,5-6",
+        "bytes=5-1",
+        "items=0-1",
+        "bytes=x-1",
+        "bytes=-",
+    ] {
+        let r = srv.get(&path, &[("Range", ignored)]);
+        assert_eq!(r.status, 200, "{ignored}");
+        assert_eq!(r.body, file, "{ignored}");
+        assert_eq!(r.header("content-range"), None);
+    }
+    let r = srv.get(&path, &[("Range", "bytes=2-5")]);
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, &file[2..6]);
+    assert_eq!(
+        r.header("content-range"),
+        Some(format!("bytes 2-5/{size}").as_str())
+    );
+    let r = srv.get(&path, &[("Range", "bytes=-3")]);
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, &file[size - 3..]);
+    let r = srv.get(&path, &[("Range", "bytes=10-99999999999999999999999")]);
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, &file[10..]);
+    for unsatisfiable in [format!("bytes={size}-"), "bytes=-0".to_string()] {
+        let r = srv.get(&path, &[("Range", &unsatisfiable)]);
+        assert_eq!(r.status, 416, "{unsatisfiable}");
+        assert_eq!(
+            r.header("content-range"),
+            Some(format!("bytes */{size}").as_str())
+        );
+        assert!(r.body.is_empty());
+    }
+    // If-Range with another validator: the whole (changed) object
+    let r = srv.get(&path, &[("Range", "bytes=0-0"), ("If-Range", "\"other\"")]);
+    assert_eq!(r.status, 200);
+    let etag = r.header("etag").unwrap().to_string();
+    let r = srv.get(&path, &[("Range", "bytes=0-0"), ("If-Range", &etag)]);
+    assert_eq!(r.status, 206);
+}
+
+#[test]
+fn the_embedded_demo_table_is_served_too() {
+    let srv = Server::start(&[]);
+    let r = srv.get(&format!("/tables/demo/{LOG0}"), &[("Range", "bytes=0-0")]);
+    assert_eq!(r.status, 206, "{r:?}");
+    assert_eq!(r.body, b"{");
+    assert_eq!(r.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(r.header("content-security-policy"), Some("sandbox"));
+    let r = srv.request("HEAD", &format!("/tables/demo/{LOG0}"), &[]);
+    assert_eq!(r.status, 200);
+    assert!(r.len() > 0);
+}
+
+#[test]
+fn only_get_and_head() {
+    let t = TempTable::new("methods");
+    let srv = Server::start(&[&t.arg()]);
+    for method in ["POST", "PUT", "DELETE", "PATCH", "TRACE", "CONNECT"] {
+        let r = srv.request(
+            method,
+            &format!("/tables/xss/{LOG0}"),
+            &[("Content-Length", "0")],
+        );
+        assert_eq!(r.status, 405, "{method}");
+        assert!(r.header("allow").unwrap().contains("GET"));
+    }
+}
+
+#[test]
+fn no_way_out_of_the_table_directory() {
+    let t = TempTable::new("traversal");
+    fs::write(t.base.join("secret.txt"), "root:x:0:0").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(t.base.join("secret.txt"), t.dir().join("link.txt")).unwrap();
+    let srv = Server::start(&[&t.arg()]);
+    for path in [
+        "/tables/xss/../secret.txt",
+        "/tables/xss/_delta_log/../../secret.txt",
+        "/tables/xss/%2e%2e/secret.txt",
+        "/tables/xss/%2E%2E/secret.txt",
+        "/tables/xss/%2e%2e%2fsecret.txt",
+        "/tables/xss/_delta_log/..%2f..%2fsecret.txt",
+        "/tables/xss/link.txt",
+        "/tables/xss/%2fetc%2fpasswd",
+        "/tables/xss//etc/passwd",
+        "/tables/xss/_delta_log",
+        "/tables/xss/_delta_log/",
+        "/tables/xss/",
+        "/tables/..%2fxss/_delta_log/00000000000000000000.json",
+        "/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    ] {
+        let r = srv.get(path, &[]);
+        assert_eq!(r.status, 404, "{path}: {r:?}");
+        assert!(!contains(&r.body, b"root:"), "{path}");
+    }
+}
+
+#[test]
+fn connections_are_bounded() {
+    let t = TempTable::new("bounded");
+    let srv = Server::start(&["--max-connections", "2", &t.arg()]);
+    let host = srv.host();
+    let req = request("GET", &format!("/tables/xss/{LOG0}"), &[("Host", &host)]);
+    // two kept-alive connections take both slots
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut c = BufReader::new(srv.connect());
+        c.get_mut().write_all(req.as_bytes()).unwrap();
+        assert_eq!(read_response(&mut c, false).status, 200);
+        held.push(c);
+    }
+    // a third waits in the backlog ...
+    let mut third = srv.connect();
+    third.write_all(req.as_bytes()).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(
+        third.read(&mut byte).is_err(),
+        "a third connection was served"
+    );
+    // ... until one closes
+    drop(held.pop());
+    third
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let r = read_response(&mut BufReader::new(third), false);
+    assert_eq!(r.status, 200);
+}
