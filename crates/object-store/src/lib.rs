@@ -9,7 +9,8 @@ use bytes::Bytes;
 use deltalens_storage::{ByteRange, ObjectMeta, Storage, StorageError};
 use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
+use std::time::Duration;
 use url::Url;
 
 /// A table location opened with `object_store`.
@@ -67,6 +68,76 @@ pub fn location_to_url(location: &str) -> Result<Url, StorageError> {
     Url::from_directory_path(&abs).map_err(|_| invalid(location, "not an absolute path"))
 }
 
+/// How long a request may wait for its connection, and for the next bytes of an answer,
+/// unless the options say otherwise: a stalled store becomes an error naming the
+/// timeout instead of a hang (a large download is not limited, only silence).
+const CONNECT_TIMEOUT: &str = "10s";
+const READ_TIMEOUT: &str = "20s";
+
+/// Retries of transient failures (object_store retries 5xx, 429 and network errors, not
+/// other answers): at most 3, and none started after 60 s.
+fn retry_config() -> RetryConfig {
+    RetryConfig {
+        max_retries: 3,
+        retry_timeout: Duration::from_secs(60),
+        ..RetryConfig::default()
+    }
+}
+
+/// `opts` with the default timeouts where they do not set them.
+fn bounded(mut opts: Vec<(String, String)>) -> Vec<(String, String)> {
+    for (key, value) in [
+        ("connect_timeout", CONNECT_TIMEOUT),
+        ("read_timeout", READ_TIMEOUT),
+    ] {
+        if !opts.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
+            opts.insert(0, (key.to_string(), value.to_string()));
+        }
+    }
+    opts
+}
+
+/// Build the store for `url` from `opts` (what `object_store::parse_url_opts` does, with
+/// our retry policy, which that function cannot set).
+fn build(
+    url: &Url,
+    opts: Vec<(String, String)>,
+) -> Result<(Arc<dyn ObjectStore>, Path), object_store::Error> {
+    use object_store::ObjectStoreScheme as S;
+    macro_rules! with_opts {
+        ($builder:expr) => {
+            opts.iter()
+                .fold($builder, |b, (k, v)| match k.to_ascii_lowercase().parse() {
+                    Ok(key) => b.with_config(key, v.clone()),
+                    Err(_) => b,
+                })
+                .with_retry(retry_config())
+                .build()
+        };
+    }
+    let (scheme, path) = S::parse(url)?;
+    let store: Arc<dyn ObjectStore> = match scheme {
+        S::AmazonS3 => Arc::new(with_opts!(
+            object_store::aws::AmazonS3Builder::new().with_url(url.as_str())
+        )?),
+        S::MicrosoftAzure => Arc::new(with_opts!(
+            object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str())
+        )?),
+        S::GoogleCloudStorage => Arc::new(with_opts!(
+            object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str())
+        )?),
+        S::Http => Arc::new(with_opts!(
+            object_store::http::HttpBuilder::new().with_url(&url[..url::Position::BeforePath])
+        )?),
+        _ => {
+            return Err(object_store::Error::NotSupported {
+                source: format!("{} URLs", url.scheme()).into(),
+            });
+        }
+    };
+    Ok((store, path))
+}
+
 impl ObjectStoreStorage {
     /// Open the table at `location` (URL or local path). Store configuration comes from
     /// the environment (`AWS_*`, `AZURE_*`, `GOOGLE_*`) and then `options`
@@ -86,10 +157,9 @@ impl ObjectStoreStorage {
                 prefix: String::new(),
             });
         }
-        let (store, prefix) =
-            object_store::parse_url_opts(&url, opts).map_err(|e| invalid(location, e))?;
+        let (store, prefix) = build(&url, bounded(opts)).map_err(|e| invalid(location, e))?;
         Ok(Self {
-            store: Arc::from(store),
+            store,
             prefix: prefix.as_ref().trim_matches('/').to_string(),
         })
     }
