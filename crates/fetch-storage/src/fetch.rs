@@ -68,6 +68,22 @@ fn amz_date() -> String {
     format!("{digits}Z")
 }
 
+/// How long a request may wait for the answer's headers.
+const HEADERS_TIMEOUT: Duration = Duration::from_secs(30);
+/// The slowest body accepted: a body may take [`HEADERS_TIMEOUT`] plus its announced
+/// length at this rate before the read is abandoned as stalled.
+const MIN_BYTES_PER_SEC: u64 = 64 * 1024;
+
+/// `f`'s output, or `None` when `limit` passes first (dropping `f`).
+async fn within<F: std::future::Future>(limit: Duration, f: F) -> Option<F::Output> {
+    let f = std::pin::pin!(f);
+    let timer = std::pin::pin!(sleep(limit));
+    match futures::future::select(f, timer).await {
+        futures::future::Either::Left((out, _)) => Some(out),
+        futures::future::Either::Right(_) => None,
+    }
+}
+
 /// Wait `d` (for [`deltalens_storage::RetryStorage`] in the browser or a worker).
 pub async fn sleep(d: Duration) {
     let ms = d.as_millis().min(i32::MAX as u128) as i32;
@@ -215,8 +231,15 @@ impl FetchStorage {
             .call1(&global, &req)
             .and_then(|p| p.dyn_into::<Promise>())
             .map_err(|e| fail(js_text(&e)))?;
-        let resp: Response = JsFuture::from(promise)
+        // the guard aborts the fetch when a timeout drops it
+        let resp: Response = within(HEADERS_TIMEOUT, JsFuture::from(promise))
             .await
+            .ok_or_else(|| {
+                fail(format!(
+                    "no answer from {shown} within {} s: the store is stalled or unreachable",
+                    HEADERS_TIMEOUT.as_secs()
+                ))
+            })?
             .and_then(|r| r.dyn_into::<Response>())
             .map_err(|e| fail(format!("{} from {shown} ({hint})", js_text(&e))))?;
         let status = resp.status();
@@ -250,9 +273,23 @@ impl FetchStorage {
             guard.done = true;
             return Ok((resp, None));
         }
+        let announced = resp
+            .headers()
+            .get("content-length")
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        let body_timeout = HEADERS_TIMEOUT + Duration::from_secs(announced / MIN_BYTES_PER_SEC);
         let buf = resp.array_buffer().map_err(|e| fail(js_text(&e)))?;
-        let buf = JsFuture::from(buf)
+        let buf = within(body_timeout, JsFuture::from(buf))
             .await
+            .ok_or_else(|| {
+                fail(format!(
+                    "the body of {shown} did not arrive within {} s: the store stalled",
+                    body_timeout.as_secs()
+                ))
+            })?
             .map_err(|e| fail(format!("{} while reading the body of {shown}", js_text(&e))))?;
         guard.done = true;
         Ok((resp, Some(Bytes::from(Uint8Array::new(&buf).to_vec()))))
