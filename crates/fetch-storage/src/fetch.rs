@@ -24,6 +24,8 @@ pub struct FetchStorage {
     /// Fetching from a server (an edge worker), not a page: no CORS request mode (workerd
     /// does not implement it) and no CORS advice in errors.
     server: bool,
+    /// How long a request may wait for the answer's headers.
+    headers_timeout: Duration,
 }
 
 /// Aborts the request (and the body download) when the future holding it is dropped
@@ -115,6 +117,7 @@ impl FetchStorage {
             ranges_ignored: AtomicU64::new(0),
             aborted: Arc::new(AtomicU64::new(0)),
             server: false,
+            headers_timeout: HEADERS_TIMEOUT,
         })
     }
 
@@ -122,6 +125,13 @@ impl FetchStorage {
     /// mode and errors give no CORS advice.
     pub fn on_server(mut self) -> Self {
         self.server = true;
+        self
+    }
+
+    /// Wait at most `t` for an answer's headers (default 30 s); a body may take `t` plus
+    /// its announced length at 64 KiB/s.
+    pub fn with_timeout(mut self, t: Duration) -> Self {
+        self.headers_timeout = t;
         self
     }
 
@@ -232,12 +242,12 @@ impl FetchStorage {
             .and_then(|p| p.dyn_into::<Promise>())
             .map_err(|e| fail(js_text(&e)))?;
         // the guard aborts the fetch when a timeout drops it
-        let resp: Response = within(HEADERS_TIMEOUT, JsFuture::from(promise))
+        let resp: Response = within(self.headers_timeout, JsFuture::from(promise))
             .await
             .ok_or_else(|| {
                 fail(format!(
                     "no answer from {shown} within {} s: the store is stalled or unreachable",
-                    HEADERS_TIMEOUT.as_secs()
+                    self.headers_timeout.as_secs_f64()
                 ))
             })?
             .and_then(|r| r.dyn_into::<Response>())
@@ -280,14 +290,15 @@ impl FetchStorage {
             .flatten()
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
-        let body_timeout = HEADERS_TIMEOUT + Duration::from_secs(announced / MIN_BYTES_PER_SEC);
+        let body_timeout =
+            self.headers_timeout + Duration::from_secs(announced / MIN_BYTES_PER_SEC);
         let buf = resp.array_buffer().map_err(|e| fail(js_text(&e)))?;
         let buf = within(body_timeout, JsFuture::from(buf))
             .await
             .ok_or_else(|| {
                 fail(format!(
                     "the body of {shown} did not arrive within {} s: the store stalled",
-                    body_timeout.as_secs()
+                    body_timeout.as_secs_f64()
                 ))
             })?
             .map_err(|e| fail(format!("{} while reading the body of {shown}", js_text(&e))))?;

@@ -30,7 +30,7 @@ async fn bench_scan() {
     // one warm-up run (memory growth, JIT tiers), not counted: natively the page cache
     // and allocator are warm too
     for run in 0..=runs {
-        let counter = Arc::new(CountingStorage::new(FetchStorage::new(url)));
+        let counter = Arc::new(CountingStorage::new(FetchStorage::new(url).unwrap()));
         let table = Table::new(counter.clone(), url);
         let t0 = js_sys::Date::now();
         let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
@@ -54,8 +54,8 @@ async fn bench_scan() {
         }
     }
     // the transfer alone: every data file fetched whole, three at a time
-    let storage = FetchStorage::new(url);
-    let table = Table::new(Arc::new(FetchStorage::new(url)), url);
+    let storage = FetchStorage::new(url).unwrap();
+    let table = Table::new(Arc::new(FetchStorage::new(url).unwrap()), url);
     let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
     let t0 = js_sys::Date::now();
     use futures::StreamExt;
