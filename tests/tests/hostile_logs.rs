@@ -165,6 +165,101 @@ fn a_host_answering_every_path_is_not_probed_forever() {
     println!("a host that answers every path with a commit: {n} requests, then {e}");
 }
 
+#[test]
+fn a_footer_cannot_size_a_read() {
+    // a 2 GiB data file whose footer claims 1 GiB of metadata: refused before the read
+    let size: u64 = 2 << 30;
+    let commit = commit0(&[add("big.parquet", size as i64, 1)]);
+    let store = Arc::new(VirtualFile {
+        log: (C0.to_string(), Bytes::from(commit)),
+        size,
+        footer_len: 1 << 30,
+        largest: AtomicU64::new(0),
+    });
+    let t = Table::new(store.clone(), "mem://t");
+    let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
+    let e = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::LimitExceeded {
+                limit: "MAX_FOOTER_BYTES",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let largest = store.largest.load(Ordering::Relaxed);
+    assert!(largest <= 64 << 10, "a {largest}-byte read was made");
+}
+
+/// One commit plus `big.parquet`: `size` bytes of zeros ending in a Parquet tail that
+/// claims `footer_len` bytes of metadata. Records the largest read.
+#[derive(Debug)]
+struct VirtualFile {
+    log: (String, Bytes),
+    size: u64,
+    footer_len: u32,
+    largest: AtomicU64,
+}
+
+impl VirtualFile {
+    fn bytes(&self, r: std::ops::Range<u64>) -> Bytes {
+        self.largest.fetch_max(r.end - r.start, Ordering::Relaxed);
+        let mut tail = vec![0u8; 8];
+        tail[..4].copy_from_slice(&self.footer_len.to_le_bytes());
+        tail[4..].copy_from_slice(b"PAR1");
+        let body: Vec<u8> = r
+            .map(|i| {
+                let from_end = self.size - i;
+                if from_end <= 8 {
+                    tail[(8 - from_end) as usize]
+                } else {
+                    0
+                }
+            })
+            .collect();
+        Bytes::from(body)
+    }
+}
+
+#[async_trait::async_trait]
+impl Storage for VirtualFile {
+    async fn list(&self, prefix: &str, _: Option<&str>) -> Result<Vec<ObjectMeta>, StorageError> {
+        Ok(vec![ObjectMeta {
+            path: self.log.0.clone(),
+            size: self.log.1.len() as u64,
+            last_modified_ms: Some(0),
+        }]
+        .into_iter()
+        .filter(|m| m.path.starts_with(prefix))
+        .collect())
+    }
+    async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes, StorageError> {
+        if path == self.log.0 {
+            return range.slice(path, &self.log.1);
+        }
+        let r = range
+            .resolve(self.size)
+            .ok_or_else(|| StorageError::NotFound { path: path.into() })?;
+        Ok(self.bytes(r))
+    }
+    async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
+        if path == self.log.0 {
+            return Ok(self.log.1.clone());
+        }
+        Err(StorageError::NotFound { path: path.into() })
+    }
+    async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
+        Ok(ObjectMeta {
+            path: path.into(),
+            size: self.size,
+            last_modified_ms: None,
+        })
+    }
+}
+
 /// A store without listing that answers from a fixed set of files, counting requests.
 #[derive(Debug, Clone)]
 struct NoList(Arc<(MemoryStorage, AtomicU64)>);

@@ -6,14 +6,16 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::DataType as ArrowType;
 use deltalens_storage::{ObjectMeta, Storage};
-use futures::future::try_join_all;
+use futures::{StreamExt, TryStreamExt};
 
 use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Sidecar,
     StringMap, Txn, parse_actions,
 };
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::log_path::SIDECAR_DIR;
+use crate::log_segment::FETCH_CONCURRENCY;
 use crate::parquet_read::{Columns, read_parquet};
 
 /// Which actions to read from a checkpoint.
@@ -82,7 +84,11 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
     parts: &[ObjectMeta],
     what: CheckpointRead,
 ) -> Result<CheckpointActions> {
-    let per_part = try_join_all(parts.iter().map(|p| read_one(storage, p, what))).await?;
+    let per_part: Vec<CheckpointActions> = futures::stream::iter(parts)
+        .map(|p| read_one(storage, p, what))
+        .buffered(FETCH_CONCURRENCY)
+        .try_collect()
+        .await?;
     let mut all = CheckpointActions::default();
     for p in per_part {
         all.extend(p);
@@ -96,7 +102,19 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
         })
         .collect();
     if what == CheckpointRead::Snapshot && !sidecars.is_empty() {
-        let files = try_join_all(sidecars.iter().map(|s| read_sidecar(storage, s))).await?;
+        let first = parts.first().map_or("", |p| p.path.as_str());
+        limits::check(
+            "MAX_SIDECARS",
+            "the number of sidecar files",
+            sidecars.len() as u64,
+            limits::MAX_SIDECARS,
+            first,
+        )?;
+        let files: Vec<CheckpointActions> = futures::stream::iter(&sidecars)
+            .map(|s| read_sidecar(storage, s))
+            .buffered(FETCH_CONCURRENCY)
+            .try_collect()
+            .await?;
         for f in files {
             all.extend(f);
         }

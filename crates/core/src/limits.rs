@@ -15,6 +15,10 @@ pub const MAX_SIDECARS: u64 = 100_000;
 /// otherwise be probed forever.
 pub const MAX_UNLISTED_VERSIONS: u64 = 1_000_000;
 
+/// Bytes of one Parquet footer (metadata and page indexes) — checkpoints of millions of
+/// files have footers of a few MB.
+pub const MAX_FOOTER_BYTES: u64 = 256 << 20;
+
 /// The highest version Delta can write (versions are signed 64-bit in the protocol).
 pub const MAX_VERSION: u64 = i64::MAX as u64;
 

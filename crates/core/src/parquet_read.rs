@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use bytes::Bytes;
 use deltalens_storage::{ByteRange, Storage};
-use futures::future::try_join_all;
+use futures::{StreamExt, TryStreamExt};
 use parquet::DecodeResult;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
@@ -17,6 +17,8 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataP
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{Error, Result};
+use crate::limits;
+use crate::log_segment::FETCH_CONCURRENCY;
 
 /// How a Parquet file is fetched.
 #[derive(Debug, Clone, Copy)]
@@ -125,12 +127,11 @@ async fn fetch_ranges<S: Storage + ?Sized>(
     gap: u64,
 ) -> Result<Vec<Bytes>> {
     let merged = coalesce(ranges, gap);
-    let fetched = try_join_all(
-        merged
-            .iter()
-            .map(|r| storage.get_range(path, ByteRange::Bounded(r.clone()))),
-    )
-    .await?;
+    let fetched: Vec<Bytes> = futures::stream::iter(&merged)
+        .map(|r| storage.get_range(path, ByteRange::Bounded(r.clone())))
+        .buffered(FETCH_CONCURRENCY)
+        .try_collect()
+        .await?;
     ranges
         .iter()
         .map(|r| {
@@ -199,6 +200,15 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
         match decoder.try_decode().map_err(|e| Error::parquet(path, e))? {
             DecodeResult::Data(md) => return Ok((md, start, first)),
             DecodeResult::NeedsData(ranges) => {
+                // a footer states its own length: a crafted one must not size a read
+                let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+                limits::check(
+                    "MAX_FOOTER_BYTES",
+                    "the Parquet footer's length",
+                    wanted,
+                    limits::MAX_FOOTER_BYTES,
+                    path,
+                )?;
                 let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
@@ -266,6 +276,15 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                 }
             }
             DecodeResult::NeedsData(ranges) => {
+                // a footer states its own length: a crafted one must not size a read
+                let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+                limits::check(
+                    "MAX_FOOTER_BYTES",
+                    "the Parquet footer's length",
+                    wanted,
+                    limits::MAX_FOOTER_BYTES,
+                    path,
+                )?;
                 let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
