@@ -207,7 +207,7 @@ struct VirtualFile {
 impl VirtualFile {
     fn bytes(&self, r: std::ops::Range<u64>) -> Bytes {
         self.largest.fetch_max(r.end - r.start, Ordering::Relaxed);
-        let mut tail = vec![0u8; 8];
+        let mut tail = [0u8; 8];
         tail[..4].copy_from_slice(&self.footer_len.to_le_bytes());
         tail[4..].copy_from_slice(b"PAR1");
         let body: Vec<u8> = r
