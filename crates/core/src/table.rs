@@ -49,6 +49,9 @@ impl Table {
     }
 
     async fn full_listing(&self) -> Result<LogListing> {
+        if !self.storage.can_list() {
+            return discover_log(self.storage.as_ref(), &self.location, Discover::All).await;
+        }
         match list_log(self.storage.as_ref()).await {
             Err(Error::Storage(e)) if e.is_listing_refused() => {
                 discover_log(self.storage.as_ref(), &self.location, Discover::All).await

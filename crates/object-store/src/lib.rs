@@ -19,6 +19,21 @@ pub struct ObjectStoreStorage {
     store: Arc<dyn ObjectStore>,
     /// The table root inside the store (empty for a store rooted at the table).
     prefix: String,
+    /// What the store can do.
+    kind: Kind,
+}
+
+/// The store behind a location, for what its protocol lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Local files, S3, GCS: listing and suffix ranges.
+    Full,
+    /// Azure Blob Storage has no suffix ranges: a tail is read as a bounded range after a
+    /// HEAD.
+    NoSuffixRanges,
+    /// Plain HTTP(S): no listing (object_store would try WebDAV PROPFIND, which hosting
+    /// answers 405; the core finds files by name instead).
+    NoListing,
 }
 
 /// Environment variables passed to the store builders as configuration.
@@ -71,15 +86,16 @@ pub fn location_to_url(location: &str) -> Result<Url, StorageError> {
 /// How long a request may wait for its connection, and for the next bytes of an answer,
 /// unless the options say otherwise: a stalled store becomes an error naming the
 /// timeout instead of a hang (a large download is not limited, only silence).
-const CONNECT_TIMEOUT: &str = "10s";
-const READ_TIMEOUT: &str = "20s";
+const CONNECT_TIMEOUT: &str = "5s";
+const READ_TIMEOUT: &str = "10s";
 
 /// Retries of transient failures (object_store retries 5xx, 429 and network errors, not
-/// other answers): at most 3, and none started after 60 s.
+/// other answers): at most 3, and none started after 25 s — so a stalled store fails a
+/// request within about 35 s.
 fn retry_config() -> RetryConfig {
     RetryConfig {
         max_retries: 3,
-        retry_timeout: Duration::from_secs(60),
+        retry_timeout: Duration::from_secs(25),
         ..RetryConfig::default()
     }
 }
@@ -102,7 +118,7 @@ fn bounded(mut opts: Vec<(String, String)>) -> Vec<(String, String)> {
 fn build(
     url: &Url,
     opts: Vec<(String, String)>,
-) -> Result<(Arc<dyn ObjectStore>, Path), object_store::Error> {
+) -> Result<(Arc<dyn ObjectStore>, Path, Kind), object_store::Error> {
     use object_store::ObjectStoreScheme as S;
     macro_rules! with_opts {
         ($builder:expr) => {
@@ -116,6 +132,11 @@ fn build(
         };
     }
     let (scheme, path) = S::parse(url)?;
+    let kind = match scheme {
+        S::MicrosoftAzure => Kind::NoSuffixRanges,
+        S::Http => Kind::NoListing,
+        _ => Kind::Full,
+    };
     let store: Arc<dyn ObjectStore> = match scheme {
         S::AmazonS3 => Arc::new(with_opts!(
             object_store::aws::AmazonS3Builder::new().with_url(url.as_str())
@@ -135,7 +156,7 @@ fn build(
             });
         }
     };
-    Ok((store, path))
+    Ok((store, path, kind))
 }
 
 impl ObjectStoreStorage {
@@ -155,12 +176,14 @@ impl ObjectStoreStorage {
             return Ok(Self {
                 store: Arc::new(store),
                 prefix: String::new(),
+                kind: Kind::Full,
             });
         }
-        let (store, prefix) = build(&url, bounded(opts)).map_err(|e| invalid(location, e))?;
+        let (store, prefix, kind) = build(&url, bounded(opts)).map_err(|e| invalid(location, e))?;
         Ok(Self {
             store,
             prefix: prefix.as_ref().trim_matches('/').to_string(),
+            kind,
         })
     }
 
@@ -169,6 +192,7 @@ impl ObjectStoreStorage {
         Self {
             store,
             prefix: prefix.trim_matches('/').to_string(),
+            kind: Kind::Full,
         }
     }
 
@@ -220,6 +244,24 @@ fn map_err(path: &str, operation: &'static str, e: object_store::Error) -> Stora
                 message: e.to_string(),
             }
         }
+        // a key allowed to read objects but not to list them (S3 and Azure report the
+        // 403 of a listing as a generic error): the core then finds files by name
+        object_store::Error::Generic { ref source, .. }
+            if operation == "list"
+                && [
+                    "403 Forbidden",
+                    "AccessDenied",
+                    "AuthorizationPermissionMismatch",
+                ]
+                .iter()
+                .any(|m| source.to_string().contains(m)) =>
+        {
+            StorageError::PermissionDenied {
+                path: path.to_string(),
+                operation,
+                message: e.to_string(),
+            }
+        }
         object_store::Error::NotFound { .. } => StorageError::NotFound {
             path: path.to_string(),
         },
@@ -253,6 +295,40 @@ impl ObjectStoreStorage {
             .await
             .map_err(|e| map_err(path, "get", e))
     }
+
+    /// `range` of `path` and the object's size. A server that ignores `Range` (answers
+    /// 200 with the whole object, as simple static servers do) is still read correctly:
+    /// the whole object is fetched once and sliced.
+    async fn read_range(
+        &self,
+        path: &str,
+        range: &ByteRange,
+    ) -> Result<(Bytes, u64), StorageError> {
+        let r = match range {
+            ByteRange::Bounded(r) if r.is_empty() => return Ok((Bytes::new(), 0)),
+            ByteRange::Bounded(r) => GetRange::Bounded(r.clone()),
+            ByteRange::From(o) => GetRange::Offset(*o),
+            ByteRange::Suffix(n) => GetRange::Suffix(*n),
+        };
+        let res = match self.get_ranged(path, r).await {
+            Err(e) if ignores_ranges(&e) => {
+                let whole = self.get(path).await?;
+                let size = whole.len() as u64;
+                return Ok((range.slice(path, &whole)?, size));
+            }
+            other => other?,
+        };
+        let size = res.meta.size;
+        let data = res.bytes().await.map_err(|e| map_err(path, "get", e))?;
+        Ok((data, size))
+    }
+}
+
+/// Whether object_store refused an answer because the server ignored `Range`.
+fn ignores_ranges(e: &StorageError) -> bool {
+    matches!(e, StorageError::Backend { message, .. }
+        if message.contains("Range request not supported")
+            || message.contains("non-partial response"))
 }
 
 #[async_trait::async_trait]
@@ -283,14 +359,10 @@ impl Storage for ObjectStoreStorage {
     }
 
     async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes, StorageError> {
-        let r = match &range {
-            ByteRange::Bounded(r) if r.is_empty() => return Ok(Bytes::new()),
-            ByteRange::Bounded(r) => GetRange::Bounded(r.clone()),
-            ByteRange::From(o) => GetRange::Offset(*o),
-            ByteRange::Suffix(n) => GetRange::Suffix(*n),
-        };
-        let res = self.get_ranged(path, r).await?;
-        res.bytes().await.map_err(|e| map_err(path, "get", e))
+        if let (ByteRange::Suffix(n), Kind::NoSuffixRanges) = (&range, self.kind) {
+            return Ok(self.get_tail(path, *n).await?.0);
+        }
+        Ok(self.read_range(path, &range).await?.0)
     }
 
     async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
@@ -313,10 +385,19 @@ impl Storage for ObjectStoreStorage {
 
     /// One ranged GET: the response carries the object's size.
     async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64), StorageError> {
-        let res = self.get_ranged(path, GetRange::Suffix(n)).await?;
-        let size = res.meta.size;
-        let data = res.bytes().await.map_err(|e| map_err(path, "get", e))?;
-        Ok((data, size))
+        if self.kind == Kind::NoSuffixRanges {
+            let size = self.head(path).await?.size;
+            let start = size.saturating_sub(n);
+            let data = self
+                .get_range(path, ByteRange::Bounded(start..size))
+                .await?;
+            return Ok((data, size));
+        }
+        self.read_range(path, &ByteRange::Suffix(n)).await
+    }
+
+    fn can_list(&self) -> bool {
+        self.kind != Kind::NoListing
     }
 }
 
