@@ -123,7 +123,11 @@ impl ByteRange {
         };
         let cr = http_range::parse_content_range(header)
             .ok_or_else(|| bad(format!("Content-Range {header:?} cannot be read")))?;
-        let sent = cr.end_inclusive - cr.start + 1;
+        let Some(sent) = (cr.end_inclusive - cr.start).checked_add(1) else {
+            return Err(bad(format!(
+                "Content-Range {header:?} spans more than 2^64 bytes"
+            )));
+        };
         if sent != body_len {
             return Err(bad(format!(
                 "Content-Range {header:?} announces {sent} bytes, the body has {body_len}"
@@ -132,13 +136,17 @@ impl ByteRange {
         let expected = match cr.size {
             Some(size) => self.resolve(size),
             None => match self {
-                ByteRange::Bounded(r) => Some(r.start..r.start + sent.min(r.end - r.start)),
-                ByteRange::From(s) => Some(*s..s + sent),
+                ByteRange::Bounded(r) => Some(
+                    r.start
+                        ..r.start
+                            .saturating_add(sent.min(r.end.saturating_sub(r.start))),
+                ),
+                ByteRange::From(s) => Some(*s..s.saturating_add(sent)),
                 ByteRange::Suffix(_) => None,
             },
         };
         match expected {
-            Some(r) if r.start == cr.start && r.end == cr.end_inclusive + 1 => Ok(cr.size),
+            Some(r) if r.start == cr.start && r.end.saturating_sub(r.start) == sent => Ok(cr.size),
             // a suffix without the size: only the length can be checked
             None if cr.size.is_none() && matches!(self, ByteRange::Suffix(n) if sent <= *n) => {
                 Ok(None)
@@ -305,6 +313,12 @@ mod tests {
         );
         assert!(s.check_partial("p", Some("bytes 0-7/100"), 8).is_err());
         assert!(s.check_partial("p", None, 9).is_err());
+        // found by fuzzing: the whole u64 range overflowed the length
+        assert!(
+            ByteRange::From(0)
+                .check_partial("p", Some("bytes 0-18446744073709551615/*"), 16)
+                .is_err()
+        );
         let f = ByteRange::From(90);
         assert_eq!(
             f.check_partial("p", Some("bytes 90-99/100"), 10).unwrap(),
