@@ -52,7 +52,8 @@ for (const base of (process.env.DELTALENS_R2_LOAD || '').split(',').filter(Boole
     }
   }
 }
-console.log(`deltalens worker on http://127.0.0.1:${port}/ (R2 TABLES: ${uploaded} objects uploaded; allowed tables: ${process.env.DELTALENS_ALLOWED_TABLES || 'none'})`);
+const access = process.env.DELTALENS_AUTH_TOKEN ? 'bearer token' : process.env.DELTALENS_PUBLIC === 'true' ? 'public' : 'not configured: every request is refused';
+console.log(`deltalens worker on http://127.0.0.1:${port}/ (R2 TABLES: ${uploaded} objects uploaded; allowed tables: ${process.env.DELTALENS_ALLOWED_TABLES || 'none'}; access: ${access})`);
 const stop = async () => { await mf.dispose(); process.exit(0); };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

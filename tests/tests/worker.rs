@@ -108,8 +108,6 @@ fn request(
     headers: &[(&str, &str)],
 ) -> Resp {
     let host = base.trim_start_matches("http://").trim_end_matches('/');
-    let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
@@ -121,7 +119,17 @@ fn request(
     if let Some(b) = body {
         req.push_str(b);
     }
-    s.write_all(req.as_bytes()).unwrap();
+    exchange(base, method, req.as_bytes(), Duration::from_secs(120))
+}
+
+/// Send `raw` (a request as bytes, possibly with a body shorter than it announces) and
+/// read the response, failing when none comes within `timeout`.
+fn exchange(base: &str, method: &str, raw_request: &[u8], timeout: Duration) -> Resp {
+    let host = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    s.set_read_timeout(Some(timeout)).unwrap();
+    // a server answering before the whole body is sent may close early: the answer counts
+    let _ = s.write_all(raw_request);
     // read until the response is complete (the server may keep the connection open)
     let mut raw = Vec::new();
     let mut buf = [0u8; 65536];
@@ -129,7 +137,9 @@ fn request(
         if let Some(p) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
             break p;
         }
-        let n = s.read(&mut buf).unwrap();
+        let n = s
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("no answer within {timeout:?} from {host}: {e}"));
         assert!(n > 0, "connection closed before the headers");
         raw.extend_from_slice(&buf[..n]);
     };
@@ -153,7 +163,9 @@ fn request(
         if done {
             break;
         }
-        let n = s.read(&mut buf).unwrap();
+        let n = s
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("body not complete within {timeout:?} from {host}: {e}"));
         if n == 0 {
             break;
         }
@@ -257,7 +269,11 @@ impl Env {
 
 /// What the same request gives natively, through the code the CLI runs: `(status, body)`.
 fn native(api: ApiRequest, table: &Table) -> (u16, Vec<u8>) {
-    match runtime().block_on(deltalens_query::answer(api, table, 100_000)) {
+    let limits = deltalens_query::execute::Limits {
+        max_rows: Some(100_000),
+        max_rows_buffered: None,
+    };
+    match runtime().block_on(deltalens_query::answer(api, table, limits)) {
         Ok(a) => (200, a.body),
         Err(e) => (e.status(), e.code().into_bytes()),
     }
@@ -948,4 +964,186 @@ fn worker() {
     println!(
         "codecs: 500 rows in 5 codecs (zstd among them) equal to the native CLI code on 4 stores"
     );
+}
+
+/// `POST /v1/query` bodies over the 64 KiB cap are refused with a 413 naming the limit:
+/// when `Content-Length` announces too much, before any of the body is read (the body is
+/// never sent here, so a worker waiting for it times out); when no length is announced
+/// (chunked), as soon as the bytes streamed pass the cap.
+#[test]
+fn worker_refuses_large_query_bodies_before_reading_them() {
+    let Some(e) = env() else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
+        return;
+    };
+    let host = e.worker.trim_start_matches("http://").to_string();
+    let auth = e.auth();
+    let head = |extra: &str| {
+        format!(
+            "POST /v1/query HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nAuthorization: {auth}\r\nContent-Type: text/plain\r\n{extra}\r\n"
+        )
+    };
+    let started = std::time::Instant::now();
+    let r = exchange(
+        &e.worker,
+        "POST",
+        head("Content-Length: 10000000\r\n").as_bytes(),
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        (r.status, r.error_code()),
+        (413, "query_too_large".to_string()),
+        "{}",
+        r.text()
+    );
+    assert!(r.text().contains("65536"), "{}", r.text());
+    println!(
+        "body: Content-Length 10000000 refused in {:?} without the body: {}",
+        started.elapsed(),
+        r.json()["error"]["message"]
+    );
+    // chunked, 100 KiB: refused while streaming
+    let mut raw = head("Transfer-Encoding: chunked\r\n").into_bytes();
+    let chunk = format!("{}{}", "SELECT 1 ", " ".repeat(4096 - 9));
+    for _ in 0..25 {
+        raw.extend_from_slice(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes());
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    let r = exchange(&e.worker, "POST", &raw, Duration::from_secs(20));
+    assert_eq!(
+        (r.status, r.error_code()),
+        (413, "query_too_large".to_string()),
+        "{}",
+        r.text()
+    );
+    // chunked within the cap: answered
+    let sql = "SELECT COUNT(*) AS n FROM 'r2://TABLES/demo'";
+    let mut raw = head("Transfer-Encoding: chunked\r\n").into_bytes();
+    for part in [&sql[..20], &sql[20..]] {
+        raw.extend_from_slice(format!("{:x}\r\n{part}\r\n", part.len()).as_bytes());
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    let r = exchange(&e.worker, "POST", &raw, Duration::from_secs(60));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("361"), "{}", r.text());
+}
+
+/// A store that accepts connections and never answers: the request ends with the 408
+/// wall-time error when its `budget_ms` is up, not when the store gives up.
+#[test]
+fn worker_ends_stalled_fetches_at_the_wall_time_budget() {
+    let Some(e) = env() else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
+        return;
+    };
+    let Ok(staller) = std::env::var("DELTALENS_WORKER_STALLER") else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_STALLER is not set (scripts/worker-test sets it)");
+        return;
+    };
+    let url = format!("{staller}/stall/demo");
+    let started = std::time::Instant::now();
+    let auth = e.auth();
+    let path = format!(
+        "/v1/info?{}",
+        query_string(&[("table", &url), ("budget_ms", "1500")])
+    );
+    let raw = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAuthorization: {auth}\r\n\r\n",
+        e.worker.trim_start_matches("http://")
+    );
+    let r = exchange(&e.worker, "GET", raw.as_bytes(), Duration::from_secs(30));
+    let took = started.elapsed();
+    assert_eq!(
+        (r.status, r.error_code()),
+        (408, "wall_time_ms_budget_exceeded".to_string()),
+        "{}",
+        r.text()
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    println!(
+        "stalled store: 408 after {took:?} (budget_ms=1500): {}",
+        r.json()["error"]["message"]
+    );
+}
+
+/// Rows held in memory for GROUP BY, aggregates and ORDER BY have their own budget.
+#[test]
+fn worker_bounds_the_rows_it_buffers() {
+    let Some(e) = env() else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
+        return;
+    };
+    for sql in [
+        "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand",
+        "SELECT user_id FROM 'r2://TABLES/demo' ORDER BY price DESC LIMIT 3",
+    ] {
+        let r = e.post(sql, &[("budget_rows_buffered", "100")]);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (413, "rows_buffered_budget_exceeded".to_string()),
+            "{sql}: {}",
+            r.text()
+        );
+        println!("rows buffered: {}", r.json()["error"]["message"]);
+        let r = e.post(sql, &[("budget_rows_buffered", "361")]);
+        assert_eq!(r.status, 200, "{sql}: {}", r.text());
+    }
+}
+
+/// A worker with neither `DELTALENS_AUTH_TOKEN` nor `DELTALENS_PUBLIC = "true"` serves
+/// nothing (503 `not_configured` naming both); `DELTALENS_PUBLIC = "true"` serves without
+/// a token. scripts/worker-test starts one worker of each kind.
+#[test]
+fn worker_serves_only_once_configured() {
+    let (Ok(unconfigured), Ok(public)) = (
+        std::env::var("DELTALENS_WORKER_UNCONFIGURED_URL"),
+        std::env::var("DELTALENS_WORKER_PUBLIC_URL"),
+    ) else {
+        eprintln!(
+            "SKIPPED: DELTALENS_WORKER_UNCONFIGURED_URL is not set (scripts/worker-test sets it)"
+        );
+        return;
+    };
+    let info = "/v1/info?table=r2%3A%2F%2FTABLES%2Fdemo";
+    let cases: [(&str, &str, Option<&str>); 5] = [
+        ("GET", "/", None),
+        ("GET", info, None),
+        (
+            "POST",
+            "/v1/query",
+            Some("SELECT * FROM 'r2://TABLES/demo'"),
+        ),
+        ("OPTIONS", "/v1/query", None),
+        ("GET", "/nowhere", None),
+    ];
+    for (method, path, body) in cases {
+        let r = request(
+            &unconfigured,
+            method,
+            path,
+            body,
+            &[
+                ("Authorization", "Bearer anything"),
+                ("Origin", "http://app.example"),
+            ],
+        );
+        assert_eq!(
+            (r.status, r.error_code()),
+            (503, "not_configured".to_string()),
+            "{method} {path}: {}",
+            r.text()
+        );
+        let text = r.text();
+        assert!(
+            text.contains("DELTALENS_AUTH_TOKEN") && text.contains("DELTALENS_PUBLIC"),
+            "{text}"
+        );
+    }
+    println!(
+        "unconfigured: {} requests answered 503 not_configured",
+        cases.len()
+    );
+    let r = request(&public, "GET", info, None, &[]);
+    assert_eq!(r.status, 200, "public worker: {}", r.text());
+    assert_eq!(r.json()["version"], 6, "{}", r.text());
 }

@@ -3,8 +3,10 @@
 //! | name | meaning | default |
 //! | --- | --- | --- |
 //! | `DELTALENS_ALLOWED_TABLES` | comma-separated table URL prefixes | none (nothing allowed) |
-//! | `DELTALENS_AUTH_TOKEN` (secret) | require `Authorization: Bearer <token>` | no auth |
+//! | `DELTALENS_AUTH_TOKEN` (secret) | require `Authorization: Bearer <token>` | none |
+//! | `DELTALENS_PUBLIC` | `"true"`: serve without a token (a public read API; a token, when set, is still required) | `"false"` |
 //! | `DELTALENS_MAX_ROWS` | rows a response may hold | 10000 |
+//! | `DELTALENS_MAX_ROWS_BUFFERED` | rows held in memory to group, aggregate or sort | 1000000 |
 //! | `DELTALENS_MAX_BYTES` | bytes read from storage per request | 67108864 |
 //! | `DELTALENS_MAX_SUBREQUESTS` | storage requests per request | 45 |
 //! | `DELTALENS_MAX_WALL_MS` | wall time per request | 20000 |
@@ -12,9 +14,13 @@
 //! | `DELTALENS_CACHE_BYTES` | log/footer cache per isolate | 33554432 |
 //! | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (secrets), `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_VIRTUAL_HOSTED_STYLE` | `s3://` tables | anonymous AWS |
 //! | `AZURE_STORAGE_SAS_TOKEN` (secret), `AZURE_STORAGE_ENDPOINT`, `AZURE_STORAGE_ACCOUNT_NAME` | `abfss://`, `az://` tables | public |
+//!
+//! With neither a token nor `DELTALENS_PUBLIC = "true"` the worker serves nothing: every
+//! request is a 503 `not_configured` naming both settings (a deployment must choose).
 
 use deltalens_fetch_storage::BrowserOptions;
 use deltalens_query::access::Allowlist;
+use deltalens_query::execute::Limits;
 use deltalens_storage::Budgets;
 use worker::Env;
 
@@ -22,7 +28,10 @@ use worker::Env;
 pub struct Config {
     pub allowlist: Allowlist,
     pub auth_token: Option<String>,
+    /// Serving without a token was chosen explicitly.
+    pub public: bool,
     pub max_rows: usize,
+    pub max_rows_buffered: usize,
     pub budgets: Budgets,
     pub cors_origins: Vec<String>,
     pub cache_bytes: usize,
@@ -52,6 +61,16 @@ fn number(env: &Env, name: &str, default: u64) -> Result<u64, String> {
 impl Config {
     pub fn from_env(env: &Env) -> Result<Config, String> {
         let max_rows = number(env, "DELTALENS_MAX_ROWS", 10_000)? as usize;
+        let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
+        let public = match get(env, "DELTALENS_PUBLIC").as_deref() {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(v) => {
+                return Err(format!(
+                    "DELTALENS_PUBLIC is {v:?}: set it to \"true\" (serve without a token) or \"false\""
+                ));
+            }
+        };
         let budgets = Budgets {
             max_requests: Some(number(env, "DELTALENS_MAX_SUBREQUESTS", 45)?),
             max_bytes: Some(number(env, "DELTALENS_MAX_BYTES", 64 << 20)?),
@@ -60,7 +79,9 @@ impl Config {
         Ok(Config {
             allowlist: Allowlist::parse(&get(env, "DELTALENS_ALLOWED_TABLES").unwrap_or_default()),
             auth_token: get(env, "DELTALENS_AUTH_TOKEN"),
+            public,
             max_rows,
+            max_rows_buffered,
             budgets,
             cors_origins: get(env, "DELTALENS_CORS_ORIGINS")
                 .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
@@ -81,9 +102,24 @@ impl Config {
         })
     }
 
-    /// Apply a client's own lower budgets — `budget_rows`, `budget_bytes`,
-    /// `budget_subrequests`, `budget_ms` request parameters, which can only lower the
-    /// configured ones — and remove them from `params`.
+    /// Why this worker may not serve yet: neither a token nor the public flag is set.
+    pub fn not_configured(&self) -> Option<&'static str> {
+        (self.auth_token.is_none() && !self.public).then_some(
+            "this worker is not configured to serve: set the secret DELTALENS_AUTH_TOKEN (`npx wrangler secret put DELTALENS_AUTH_TOKEN`; clients then send `Authorization: Bearer <token>`), or set the var DELTALENS_PUBLIC = \"true\" to serve the allowed tables to anyone without a token",
+        )
+    }
+
+    /// The rows a query may return and hold.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_rows: Some(self.max_rows),
+            max_rows_buffered: Some(self.max_rows_buffered),
+        }
+    }
+
+    /// Apply a client's own lower budgets — `budget_rows`, `budget_rows_buffered`,
+    /// `budget_bytes`, `budget_subrequests`, `budget_ms` request parameters, which can only
+    /// lower the configured ones — and remove them from `params`.
     pub fn lower_budgets(&mut self, params: &mut Vec<(String, String)>) -> Result<(), String> {
         let mut rest = Vec::new();
         for (k, v) in params.drain(..) {
@@ -94,6 +130,9 @@ impl Config {
             let lower = |cur: Option<u64>, n: u64| Some(cur.map_or(n, |c| c.min(n)));
             match k.as_str() {
                 "budget_rows" => self.max_rows = self.max_rows.min(n()? as usize),
+                "budget_rows_buffered" => {
+                    self.max_rows_buffered = self.max_rows_buffered.min(n()? as usize)
+                }
                 "budget_bytes" => self.budgets.max_bytes = lower(self.budgets.max_bytes, n()?),
                 "budget_subrequests" => {
                     self.budgets.max_requests = lower(self.budgets.max_requests, n()?)

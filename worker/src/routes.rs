@@ -1,15 +1,19 @@
-//! Requests in, responses out: method and path, bearer token, allowlist, then the core.
+//! Requests in, responses out: configuration, method and path, bearer token, allowlist,
+//! then the core.
 
 use deltalens_query::answer;
 use deltalens_query::request::{parse_get, parse_query};
+use js_sys::{Reflect, Uint8Array};
 use serde_json::{Value, json};
+use worker::wasm_bindgen::JsValue;
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{Env, Headers, Method, Request, Response};
 
 use crate::config::Config;
 use crate::errors::ApiError;
 use crate::stack::open;
 
-/// The largest `POST /v1/query` body read.
+/// The largest `POST /v1/query` body accepted.
 const MAX_BODY: usize = 64 << 10;
 
 pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
@@ -19,6 +23,10 @@ pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
     };
     let origin = req.headers().get("origin").ok().flatten();
     let cors = config.cors_origin(origin.as_deref());
+    // neither a token nor an explicit public flag: nothing is served
+    if let Some(m) = config.not_configured() {
+        return respond_error(&ApiError::new(503, "not_configured", m), cors.as_deref());
+    }
     if req.method() == Method::Options {
         let h = Headers::new();
         if let Some(o) = &cors {
@@ -75,7 +83,7 @@ fn token_matches(given: &str, want: &str) -> bool {
     diff == 0
 }
 
-async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
+async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
     let mut config = config.clone();
     if let Some(want) = &config.auth_token {
         let given = req.headers().get("authorization").ok().flatten();
@@ -113,17 +121,7 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
             return json_response(&body);
         }
         (Method::Post, "/v1/query") => {
-            let body = req.bytes().await?;
-            if body.len() > MAX_BODY {
-                return Err(ApiError::new(
-                    413,
-                    "query_too_large",
-                    format!(
-                        "the query is {} bytes; at most {MAX_BODY} are read",
-                        body.len()
-                    ),
-                ));
-            }
+            let body = read_body(&req).await?;
             let text = String::from_utf8(body).map_err(|_| {
                 ApiError::new(400, "invalid_parameter", "the query body is not UTF-8")
             })?;
@@ -157,7 +155,9 @@ async fn route(mut req: Request, env: &Env, config: &Config) -> Result<Response,
     // before anything is fetched: the table must be allowed
     config.allowlist.check(api.table())?;
     let opened = open(api.table(), env, config)?;
-    let a = answer(api, &opened.table, config.max_rows).await?;
+    // a request in flight ends with the wall-time error when the time is up
+    opened.budget.set_timer(deltalens_fetch_storage::sleep);
+    let a = answer(api, &opened.table, config.limits()).await?;
     // the work after the last subrequest counts too
     opened
         .budget
@@ -182,4 +182,59 @@ fn json_response(v: &Value) -> Result<Response, ApiError> {
     let h = Headers::new();
     h.set("content-type", "application/json")?;
     Ok(Response::ok(v.to_string())?.with_headers(h))
+}
+
+/// The body of `POST /v1/query`, refused with a 413 naming the limit when it is longer
+/// than [`MAX_BODY`]: a `Content-Length` above it before anything is read, a body without
+/// one (chunked) as soon as what has streamed in passes it.
+async fn read_body(req: &Request) -> Result<Vec<u8>, ApiError> {
+    let too_large = |size: String| {
+        ApiError::new(
+            413,
+            "query_too_large",
+            format!(
+                "the query body is {size} bytes; the limit is {MAX_BODY} bytes: send a shorter query"
+            ),
+        )
+    };
+    if let Some(announced) = req.headers().get("content-length").ok().flatten() {
+        let n: u64 = announced.trim().parse().map_err(|_| {
+            ApiError::new(
+                400,
+                "invalid_parameter",
+                format!("Content-Length {announced:?} is not a number"),
+            )
+        })?;
+        if n > MAX_BODY as u64 {
+            return Err(too_large(n.to_string()));
+        }
+    }
+    let Some(stream) = req.inner().body() else {
+        return Ok(Vec::new());
+    };
+    let failed = |e: JsValue| {
+        ApiError::new(
+            400,
+            "invalid_parameter",
+            format!(
+                "the query body could not be read: {}",
+                e.as_string().unwrap_or_else(|| format!("{e:?}"))
+            ),
+        )
+    };
+    let reader = worker::web_sys::ReadableStreamDefaultReader::new(&stream).map_err(failed)?;
+    let mut body = Vec::new();
+    loop {
+        let chunk = JsFuture::from(reader.read()).await.map_err(failed)?;
+        let field = |name: &str| Reflect::get(&chunk, &JsValue::from_str(name));
+        if field("done").map_err(failed)?.as_bool().unwrap_or(true) {
+            return Ok(body);
+        }
+        let bytes = Uint8Array::new(&field("value").map_err(failed)?);
+        if body.len() + bytes.length() as usize > MAX_BODY {
+            let _ = reader.cancel();
+            return Err(too_large(format!("more than {MAX_BODY}")));
+        }
+        body.extend_from_slice(&bytes.to_vec());
+    }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::encode::encode;
 use crate::error::{QueryError, Result};
-use crate::execute::execute;
+use crate::execute::{Limits, execute_limited};
 use crate::request::ApiRequest;
 
 /// A response body and what the headers say about it.
@@ -32,9 +32,9 @@ fn document(v: &Value, version: u64) -> Answer {
     }
 }
 
-/// Answer `api` on `table` (the URL it names, already allowed and opened), returning at
-/// most `max_rows` rows.
-pub async fn answer(api: ApiRequest, table: &Table, max_rows: usize) -> Result<Answer> {
+/// Answer `api` on `table` (the URL it names, already allowed and opened) within
+/// `limits` (rows returned, rows held in memory on the way).
+pub async fn answer(api: ApiRequest, table: &Table, limits: Limits) -> Result<Answer> {
     Ok(match api {
         ApiRequest::Info { at, .. } => {
             let s = table.snapshot(at).await?;
@@ -58,7 +58,7 @@ pub async fn answer(api: ApiRequest, table: &Table, max_rows: usize) -> Result<A
             document(&v, version)
         }
         ApiRequest::Rows { query, format } => {
-            let out = execute(&query, table, Some(max_rows)).await?;
+            let out = execute_limited(&query, table, limits).await?;
             Answer {
                 content_type: format.content_type(),
                 body: encode(format, &out.schema, &out.batches)?,

@@ -1,7 +1,9 @@
 //! Running a [`Query`]: the filter, the needed columns and (where the result allows) the
 //! limit go into the core's scan, so files, row groups and pages are skipped and a
 //! preview stops early; grouping, aggregates and ordering run on the rows that come back.
-//! The result may hold at most `max_rows` rows ([`QueryError::RowsBudget`] otherwise).
+//! The result may hold at most `max_rows` rows ([`QueryError::RowsBudget`] otherwise),
+//! and at most `max_rows_buffered` rows are held in memory at once on the way (the scan
+//! stops at the batch that would pass it: the `rows_buffered` budget error).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use arrow_select::take::take_record_batch;
 use deltalens_core::Table;
 use deltalens_core::changes::{Changes, change_fields};
 use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_storage::BudgetKind;
 
 use crate::aggregate::{aggregate, groups, result_type};
 use crate::error::{QueryError, Result};
@@ -94,8 +97,31 @@ fn input_columns(q: &Query, change_cols: &[String]) -> Result<Option<Vec<String>
     Ok(Some(cols))
 }
 
-/// Run `query` on `table` (whose URL the caller resolved from `query.source`).
+/// How much one query may return and hold; `None` is unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Rows the result may hold ([`QueryError::RowsBudget`] otherwise).
+    pub max_rows: Option<usize>,
+    /// Rows read from the table and held in memory at once before they are grouped,
+    /// aggregated, sorted, filtered late (change columns) or cut by a LIMIT after ORDER
+    /// BY: the scan stops at the batch that would pass it, with the `rows_buffered`
+    /// budget error (413).
+    pub max_rows_buffered: Option<usize>,
+}
+
+/// Run `query` on `table` (whose URL the caller resolved from `query.source`), returning
+/// at most `max_rows` rows.
 pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> Result<Output> {
+    let limits = Limits {
+        max_rows,
+        max_rows_buffered: None,
+    };
+    execute_limited(query, table, limits).await
+}
+
+/// [`execute`] within `limits`.
+pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Result<Output> {
+    let max_rows = limits.max_rows;
     let change_cols = match query.source {
         Source::Changes { .. } => change_column_names(),
         Source::Table { .. } => Vec::new(),
@@ -134,8 +160,14 @@ pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> R
     };
     let mut batches = Vec::new();
     let mut seen = 0usize;
+    let mut overflowed = false;
     let mut sink = |b: RecordBatch| -> deltalens_core::Result<bool> {
-        seen += b.num_rows();
+        seen = seen.saturating_add(b.num_rows());
+        if limits.max_rows_buffered.is_some_and(|m| seen > m) {
+            // not kept: stop the scan here
+            overflowed = true;
+            return Ok(false);
+        }
         batches.push(b);
         Ok(cap.is_none_or(|m| seen <= m))
     };
@@ -166,6 +198,14 @@ pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> R
         && seen > m
     {
         return Err(QueryError::RowsBudget { limit: m });
+    }
+    if let (true, Some(m)) = (overflowed, limits.max_rows_buffered) {
+        let e = BudgetKind::RowsBuffered.exceeded(
+            m as u64,
+            seen as u64,
+            "the rows held to group, aggregate, sort or filter the result",
+        );
+        return Err(QueryError::Core(e.into()));
     }
     let mut batch = arrow_select::concat::concat_batches(&schema, &batches)
         .map_err(|e| QueryError::compute("the result", e))?;
@@ -411,4 +451,97 @@ fn sort_and_limit(
     order.truncate(limit.unwrap_or(usize::MAX));
     let idx = arrow_array::UInt32Array::from(order);
     take_record_batch(&batch, &idx).map_err(|e| QueryError::compute("ORDER BY", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::parse_query;
+    use deltalens_storage::MemoryStorage;
+    use futures::executor::block_on;
+    use std::path::Path;
+
+    /// tests/fixtures/demo (361 rows) in memory.
+    fn demo() -> Table {
+        fn load(m: &MemoryStorage, root: &Path, dir: &Path) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    load(m, root, &p);
+                } else {
+                    let rel = p
+                        .strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    m.put(&rel, std::fs::read(&p).unwrap(), 0);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo");
+        let m = MemoryStorage::new();
+        load(&m, &root, &root);
+        Table::new(Arc::new(m), "memory://demo")
+    }
+
+    fn run(sql: &str, limits: Limits) -> Result<Output> {
+        let q = crate::sql::parse_sql(&sql.replace("{T}", "memory://demo")).unwrap();
+        block_on(execute_limited(&q, &demo(), limits))
+    }
+
+    #[test]
+    fn rows_held_for_aggregates_and_order_by_are_bounded() {
+        let tight = Limits {
+            max_rows: Some(1000),
+            max_rows_buffered: Some(100),
+        };
+        for sql in [
+            "SELECT brand, COUNT(*) FROM '{T}' GROUP BY brand",
+            "SELECT COUNT(*) FROM '{T}'",
+            "SELECT user_id FROM '{T}' ORDER BY price DESC LIMIT 3",
+        ] {
+            let e = run(sql, tight).unwrap_err();
+            assert_eq!(
+                (e.code().as_str(), e.status()),
+                ("rows_buffered_budget_exceeded", 413),
+                "{sql}"
+            );
+            assert!(e.to_string().contains("rows_buffered budget"), "{e}");
+            assert!(e.to_string().contains("(100)"), "{e}");
+        }
+        // within the budget, and a preview that stops early, are fine
+        let roomy = Limits {
+            max_rows_buffered: Some(361),
+            ..tight
+        };
+        let n = run("SELECT COUNT(*) AS n FROM '{T}'", roomy).unwrap();
+        assert_eq!(n.num_rows(), 1);
+        let preview = run("SELECT user_id FROM '{T}' LIMIT 5", tight).unwrap();
+        assert_eq!(preview.num_rows(), 5);
+        // the rows budget still names itself
+        let e = run(
+            "SELECT * FROM '{T}'",
+            Limits {
+                max_rows: Some(10),
+                ..roomy
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), "rows_budget_exceeded");
+    }
+
+    #[test]
+    fn answers_apply_the_limits() {
+        let api = parse_query(
+            "SELECT brand, COUNT(*) FROM 'memory://demo' GROUP BY brand",
+            &[],
+        )
+        .unwrap();
+        let limits = Limits {
+            max_rows: Some(1000),
+            max_rows_buffered: Some(10),
+        };
+        let e = block_on(crate::answer(api, &demo(), limits)).unwrap_err();
+        assert_eq!(e.code(), "rows_buffered_budget_exceeded");
+    }
 }
