@@ -9,7 +9,6 @@
 use deltalens_fetch_storage::{BrowserOptions, Endpoint};
 use deltalens_query::access::Allowlist;
 use deltalens_storage::TableUrl;
-use libfuzzer_sys::fuzz_target;
 
 const PROBE: &str = "_delta_log/00000000000000000000.json";
 
@@ -33,7 +32,7 @@ fn under(t: &TableUrl, root: &TableUrl) -> bool {
                 .is_some_and(|r| r.starts_with('/')))
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

@@ -4,7 +4,6 @@
 
 use deltalens_query::Format;
 use deltalens_query::request::parse_get;
-use libfuzzer_sys::fuzz_target;
 
 fn decode(s: &str) -> String {
     let b = s.replace('+', " ");
@@ -26,7 +25,7 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

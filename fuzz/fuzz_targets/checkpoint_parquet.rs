@@ -7,11 +7,10 @@ use deltalens_core::checkpoint::{CheckpointRead, read_checkpoint};
 use deltalens_core::{Table, VersionSpec};
 use deltalens_fuzz::{LOCATION, block_on, memory_table};
 use deltalens_storage::ObjectMeta;
-use libfuzzer_sys::fuzz_target;
 
 const CHECKPOINT: &str = "_delta_log/00000000000000000001.checkpoint.parquet";
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let hint = format!(r#"{{"version":1,"size":{},"parts":null}}"#, data.len());
     let (mem, storage) = memory_table(&[
         (CHECKPOINT, data),

@@ -7,7 +7,6 @@ use std::collections::HashSet;
 use deltalens_core::actions::{Action, parse_actions, parse_commit_info};
 use deltalens_core::protocol::check_readable;
 use deltalens_core::replay::Replay;
-use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -21,7 +20,7 @@ fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(v: 
     assert_eq!(&back, v, "round trip through {json}");
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let actions = parse_actions(PATH, data);
     let info = parse_commit_info(PATH, data);
     let Ok(actions) = actions else {

@@ -7,7 +7,6 @@ use deltalens_core::actions::DeletionVectorDescriptor;
 use deltalens_core::deletion_vector::load_deletion_vector;
 use deltalens_fuzz::{LOCATION, block_on};
 use deltalens_storage::MemoryStorage;
-use libfuzzer_sys::fuzz_target;
 use roaring::RoaringTreemap;
 
 const MAGIC: u32 = 1681511377;
@@ -19,7 +18,7 @@ fn reference(data: &[u8]) -> Option<RoaringTreemap> {
     RoaringTreemap::deserialize_from(&data[4..]).ok()
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let encoded = z85::encode(data);
     if z85::decode(&encoded).ok().as_deref() != Some(data) {
         return; // not the reader's business

@@ -7,7 +7,6 @@
 use deltalens_core::actions::DeletionVectorDescriptor;
 use deltalens_core::deletion_vector::{dv_file_path, load_deletion_vector, relative_to_table};
 use deltalens_fuzz::{block_on, memory_table};
-use libfuzzer_sys::fuzz_target;
 
 const MAGIC: u32 = 1681511377;
 const LOCATIONS: [&str; 3] = [
@@ -29,7 +28,7 @@ fn empty_vector_file() -> Vec<u8> {
     file
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Ok(dv) = serde_json::from_slice::<DeletionVectorDescriptor>(data) else {
         return;
     };

@@ -7,7 +7,6 @@
 use deltalens_core::actions::DeletionVectorDescriptor;
 use deltalens_core::deletion_vector::{dv_file_path, load_deletion_vector};
 use deltalens_fuzz::{LOCATION, block_on, memory_table};
-use libfuzzer_sys::fuzz_target;
 use roaring::RoaringTreemap;
 
 const MAGIC: u32 = 1681511377;
@@ -57,7 +56,7 @@ fn check(file: &[u8], offset: i32, size: i32) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let stated = data
         .get(1..5)
         .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as i32);

@@ -6,7 +6,6 @@
 #![no_main]
 
 use deltalens_fetch_storage::{BrowserOptions, Endpoint, Service};
-use libfuzzer_sys::fuzz_target;
 
 const KEY_ID: &str = "AKIDFUZZMARKER0001";
 const SECRET: &str = "secretFUZZMARKER0002";
@@ -49,7 +48,7 @@ fn host(u: &str) -> Option<(String, Option<u16>)> {
     Some((u.host_str()?.to_string(), u.port_or_known_default()))
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

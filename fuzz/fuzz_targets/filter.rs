@@ -8,7 +8,6 @@ use arrow_array::RecordBatch;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::{Scan, ScanOptions};
 use deltalens_fuzz::{LOCATION, block_on, table};
-use libfuzzer_sys::fuzz_target;
 
 fn scan(p: &Predicate, prune: bool) -> Option<Result<Option<RecordBatch>, String>> {
     let (storage, snapshot) = table::table();
@@ -34,7 +33,7 @@ fn scan(p: &Predicate, prune: bool) -> Option<Result<Option<RecordBatch>, String
     })
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

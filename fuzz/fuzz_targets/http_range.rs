@@ -9,7 +9,6 @@
 
 use deltalens_storage::ByteRange;
 use deltalens_storage::http_range::{ContentRange, RangeAnswer, parse_content_range, parse_range};
-use libfuzzer_sys::fuzz_target;
 
 fn check_range(header: &str, size: u64) {
     let RangeAnswer::Partial { start, end } = parse_range(header, size) else {
@@ -83,7 +82,7 @@ fn check_answer(range: &ByteRange, header: &str, body_len: u64) {
     let _ = range.check_partial("f", None, body_len);
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let (size, rest) = if data.len() >= 8 {
         let mut b = [0u8; 8];
         b.copy_from_slice(&data[..8]);

@@ -6,12 +6,11 @@ use deltalens_core::last_checkpoint::{Hint, fetch_hinted};
 use deltalens_core::log_path::{LOG_DIR, LogFile, LogFileKind};
 use deltalens_fuzz::{IntoPaths, block_on, memory_table};
 use deltalens_storage::ObjectMeta;
-use libfuzzer_sys::fuzz_target;
 
 /// The smallest file that ends like a Parquet file.
 const PARQUET_ISH: &[u8] = b"PAR1\0\0\0\0PAR1";
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(hint) = Hint::parse(data) else {
         return;
     };

@@ -4,9 +4,8 @@
 #![no_main]
 
 use deltalens_fetch_storage::listing::{parse_azure, parse_gcs, parse_s3};
-use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };

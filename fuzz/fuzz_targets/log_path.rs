@@ -5,9 +5,8 @@
 
 use deltalens_core::log_path::{CheckpointKind, LOG_DIR, LogFile, LogFileKind, commit_path};
 use deltalens_storage::ObjectMeta;
-use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(name) = deltalens_fuzz::text(data) else {
         return;
     };

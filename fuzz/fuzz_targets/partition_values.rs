@@ -5,7 +5,6 @@
 
 use deltalens_core::partition_values::{parse_timestamp_us, partition_array, partition_value_json};
 use deltalens_core::schema::{DataType, to_arrow_type};
-use libfuzzer_sys::fuzz_target;
 
 const TYPES: &[&str] = &[
     "string",
@@ -26,7 +25,7 @@ const TYPES: &[&str] = &[
     "decimal(38,0)",
 ];
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };

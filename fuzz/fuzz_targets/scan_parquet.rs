@@ -8,9 +8,8 @@
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::{Scan, ScanOptions};
 use deltalens_fuzz::{LOCATION, block_on, memory_table, table};
-use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let (_, fixed) = table::table();
     let mut snapshot = fixed.clone();
     for f in &mut snapshot.files {

@@ -3,7 +3,6 @@
 #![no_main]
 
 use deltalens_core::schema::{StructField, TableSchema};
-use libfuzzer_sys::fuzz_target;
 
 fn visit(fields: &[StructField]) {
     for f in fields {
@@ -14,7 +13,7 @@ fn visit(fields: &[StructField]) {
     }
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

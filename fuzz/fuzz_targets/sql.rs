@@ -4,9 +4,8 @@
 
 use deltalens_query::request::parse_query;
 use deltalens_query::{ApiRequest, Item, parse_sql};
-use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

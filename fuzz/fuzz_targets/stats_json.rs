@@ -9,7 +9,6 @@ use deltalens_core::actions::{Add, top_level_i64};
 use deltalens_core::predicate::Predicate;
 use deltalens_core::skipping::{FileStats, StatsSource, could_match};
 use deltalens_fuzz::table;
-use libfuzzer_sys::fuzz_target;
 
 const FILTERS: &[&str] = &[
     "id = 2",
@@ -49,7 +48,7 @@ fn filters() -> &'static Vec<Predicate> {
     })
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(stats) = deltalens_fuzz::text(data) else {
         return;
     };

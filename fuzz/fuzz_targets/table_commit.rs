@@ -7,7 +7,6 @@ use std::collections::HashSet;
 use deltalens_core::scan::{Scan, ScanOptions, data_file_path};
 use deltalens_core::{Table, VersionSpec};
 use deltalens_fuzz::{LOCATION, block_on, memory_table};
-use libfuzzer_sys::fuzz_target;
 
 const V0: &[u8] = br#"{"commitInfo":{"timestamp":1600000000000,"operation":"CREATE TABLE"}}
 {"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
@@ -15,7 +14,7 @@ const V0: &[u8] = br#"{"commitInfo":{"timestamp":1600000000000,"operation":"CREA
 {"add":{"path":"part=a/f0.parquet","partitionValues":{"part":"a"},"size":100,"modificationTime":1600000000000,"dataChange":true,"stats":"{\"numRecords\":3,\"minValues\":{\"id\":1},\"maxValues\":{\"id\":3},\"nullCount\":{\"id\":0}}"}}
 "#;
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let (_, storage) = memory_table(&[
         ("_delta_log/00000000000000000000.json", V0),
         ("_delta_log/00000000000000000001.json", data),

@@ -7,7 +7,6 @@
 #![no_main]
 
 use deltalens_storage::{Store, TableUrl};
-use libfuzzer_sys::fuzz_target;
 
 fn is_bucket(s: &str) -> bool {
     !s.is_empty()
@@ -53,7 +52,7 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fuzz_target!(|data: &[u8]| {
+deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
     };

@@ -1,5 +1,6 @@
 //! Helpers shared by the fuzz targets (see `fuzz/README.md`).
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use deltalens_storage::{DynStorage, MemoryStorage};
@@ -53,3 +54,49 @@ pub fn split_once(data: &[u8], sep: u8) -> (&[u8], &[u8]) {
 }
 
 pub mod table;
+
+/// Define a fuzz target whose body runs under [`run`] (see there):
+/// `deltalens_fuzz::target!(|data| { ... });`
+#[macro_export]
+macro_rules! target {
+    (|$data:ident| $body:block) => {
+        libfuzzer_sys::fuzz_target!(init: $crate::init(), |$data: &[u8]| {
+            $crate::run(|| $body)
+        });
+    };
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// libfuzzer-sys aborts on every panic, also on one the code under test catches (the
+/// core turns the parquet crate's panics on corrupt pages into errors natively). Here a
+/// panic only records its message and backtrace; [`run`] aborts, printing them, when a
+/// panic reaches the target. `FUZZ_STRICT_PANICS=1` keeps libfuzzer-sys' hook: every
+/// panic is a finding, as on wasm32, where a panic aborts the module.
+pub fn init() {
+    if std::env::var_os("FUZZ_STRICT_PANICS").is_some_and(|v| v != "0") {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let backtrace = std::backtrace::Backtrace::force_capture();
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("<unnamed>");
+        LAST_PANIC.with(|p| {
+            *p.borrow_mut() = Some(format!(
+                "thread '{name}' {info}\nstack backtrace:\n{backtrace}"
+            ));
+        });
+    }));
+}
+
+/// Run one input; a panic that is not caught on the way is printed and aborts the
+/// process (libFuzzer then writes the input as a crash).
+pub fn run(body: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
+        let report = LAST_PANIC.with(|p| p.borrow_mut().take());
+        eprintln!("{}", report.unwrap_or_else(|| "panic".into()));
+        std::process::abort();
+    }
+}
