@@ -29,7 +29,14 @@ pub fn dv_file_path(dv: &DeletionVectorDescriptor, table_location: &str) -> Resu
                     "pathOrInlineDv is shorter than a Z85 UUID (20 characters)",
                 ));
             }
-            let (prefix, encoded) = s.split_at(s.len() - 20);
+            // the UUID is the last 20 characters, all ASCII in Z85: anything else is no
+            // UUID (and must not split a multi-byte character)
+            let Some((prefix, encoded)) = s
+                .split_at_checked(s.len() - 20)
+                .filter(|(_, e)| e.is_ascii())
+            else {
+                return Err(dv_error(dv, "pathOrInlineDv does not end in a Z85 UUID"));
+            };
             let bytes =
                 z85::decode(encoded).map_err(|e| dv_error(dv, format!("bad Z85 UUID: {e}")))?;
             let uuid =
@@ -229,6 +236,8 @@ mod tests {
             "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"
         );
         assert!(dv_file_path(&desc("u", "short", None, 1, 1), "t").is_err());
+        // found by fuzzing: a multi-byte character across the UUID split panicked
+        assert!(dv_file_path(&desc("u", "xé-aqEH.-t@S}K{vb[*k^", None, 1, 1), "t").is_err());
         assert_eq!(
             relative_to_table("s3://b/t/dv/x.bin", "s3://b/t/").as_deref(),
             Some("dv/x.bin")
