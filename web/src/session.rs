@@ -137,9 +137,14 @@ impl Form {
 
     /// Whether a secret (keys, session token, SAS) is filled in.
     pub fn has_credentials(&self) -> bool {
-        [&self.s3_key, &self.s3_secret, &self.s3_token, &self.azure_sas]
-            .iter()
-            .any(|v| !v.trim().is_empty())
+        [
+            &self.s3_key,
+            &self.s3_secret,
+            &self.s3_token,
+            &self.azure_sas,
+        ]
+        .iter()
+        .any(|v| !v.trim().is_empty())
     }
 
     /// Only when the user ticked "remember on this device".
