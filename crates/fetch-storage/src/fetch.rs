@@ -216,8 +216,14 @@ impl FetchStorage {
         let init = RequestInit::new();
         init.set_method(method);
         // a redirect could carry the request (and a SAS in its URL) to any host, or out of
-        // the table: object stores do not redirect reads, so one is an error
-        init.set_redirect(RequestRedirect::Error);
+        // the table: object stores do not redirect reads, so one is never followed — an
+        // error in browsers; workerd does not implement "error", so a worker asks for the
+        // 3xx itself ("manual"), which the status check below turns into an error
+        init.set_redirect(if self.server {
+            RequestRedirect::Manual
+        } else {
+            RequestRedirect::Error
+        });
         if !self.server {
             init.set_mode(RequestMode::Cors);
         }
