@@ -140,7 +140,13 @@ pub fn top_level_i64(json: &str, key: &str) -> Option<i64> {
             while i < b.len() && (b[i] == b'-' || b[i].is_ascii_digit()) {
                 i += 1;
             }
-            return json[start..i].parse().ok();
+            let number = &json[start..i];
+            // an integer, not the start of 1.5 or 1e3 (found by fuzzing)
+            ws(&mut i);
+            return match b.get(i) {
+                Some(b',' | b'}') => number.parse().ok(),
+                _ => None,
+            };
         }
         // skip the value
         let mut depth = 0usize;
@@ -467,6 +473,16 @@ mod tests {
             None
         );
         assert_eq!(top_level_i64(r#"{"numRecords":"7"}"#, "numRecords"), None);
+        // found by fuzzing: 1.5 read as 1
+        assert_eq!(
+            top_level_i64(r#"{"numRecords":1.5,"nullCount":{}}"#, "numRecords"),
+            None
+        );
+        assert_eq!(top_level_i64(r#"{"numRecords":1e3}"#, "numRecords"), None);
+        assert_eq!(
+            top_level_i64(r#"{"numRecords": 12 }"#, "numRecords"),
+            Some(12)
+        );
         assert_eq!(
             top_level_i64(r#"{"numRecords":-3}"#, "numRecords"),
             Some(-3)
