@@ -205,7 +205,7 @@ def main():
     ap.add_argument("--modes", nargs="*")
     ap.add_argument("--stores", nargs="*", default=STORES)
     ap.add_argument("--commands", nargs="*", default=COMMANDS)
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per command")
+    ap.add_argument("--timeout", type=float, default=90.0, help="seconds per command")
     ap.add_argument("--stall", type=float, default=None,
                     help="seconds a stalled proxy answer lasts (default: timeout + 15)")
     ap.add_argument("--jobs", type=int, default=4, help="commands at a time (stalls: more)")
