@@ -436,7 +436,8 @@ impl<'a> Scan<'a> {
                         _ => None,
                     };
                     if let Some(sel) = &selection {
-                        m.rows_skipped_by_page_index += rg_rows as usize - sel.row_count();
+                        m.rows_skipped_by_page_index +=
+                            (rg_rows as usize).saturating_sub(sel.row_count());
                     }
                     (pruned, selection)
                 }

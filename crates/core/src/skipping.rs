@@ -358,6 +358,11 @@ pub fn page_selection(
         ) else {
             continue;
         };
+        let rows_in_group = rg.metadata.row_group(rg.row_group).num_rows();
+        let column = conv.parquet_column_index();
+        if !offset_index_is_sane(page_index.as_ref(), rows_in_group, rg.row_group, column) {
+            continue;
+        }
         let which = [rg.row_group];
         let pi = page_index.as_ref();
         let (Ok(mins), Ok(maxes), Ok(nulls), Ok(Some(rows))) = (
@@ -407,6 +412,36 @@ pub fn page_selection(
         });
     }
     result
+}
+
+/// Whether the offset index of column `col` in row group `rg` describes pages that start
+/// at row 0, in increasing order, inside the row group: the parquet crate's page row
+/// counts subtract these without checks (a crafted index overflowed; found by fuzzing).
+fn offset_index_is_sane(
+    index: &dyn parquet::file::metadata::page_index::PageIndexProvider,
+    rows: i64,
+    rg: usize,
+    col: Option<usize>,
+) -> bool {
+    let Some(col) = col else {
+        return false;
+    };
+    let Some(pages) = index.offset_index(rg, col) else {
+        return true; // no offset index for it: no row counts are computed from one
+    };
+    let mut previous = None;
+    for p in pages.page_locations() {
+        let first = p.first_row_index;
+        let ordered = match previous {
+            None => first == 0,
+            Some(prev) => first > prev,
+        };
+        if !ordered || first >= rows.max(1) {
+            return false;
+        }
+        previous = Some(first);
+    }
+    true
 }
 
 #[cfg(test)]

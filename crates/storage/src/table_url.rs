@@ -312,7 +312,7 @@ impl TableUrl {
         me == root
             || me
                 .strip_prefix(&root)
-                .is_some_and(|rest| rest.starts_with('/'))
+                .is_some_and(|rest| rest.starts_with('/') || root.ends_with('/'))
     }
 }
 
@@ -433,5 +433,7 @@ mod tests {
         assert!(ok("https://acct.blob.core.windows.net/cont/t/x").is_within(&az));
         assert!(!ok("https://acct2.blob.core.windows.net/cont/t/x").is_within(&az));
         assert!(ok("s3a://b/delta/x").is_within(&ok("s3://b/delta")));
+        // found by fuzzing: nothing was within the file system's root
+        assert!(ok("file:///tt").is_within(&ok("file:///")));
     }
 }
