@@ -262,7 +262,7 @@ await check('a bad URL shows a readable error', async (page) => {
   assert.match(e, /table root/);
   await page.fill('#table-url', 'ftp://example.com/t');
   await page.click('#open');
-  await waitText(page, '#error', /cannot open ftp/);
+  await waitText(page, '#error', /the scheme ftp:\/\/ is not supported/);
   await page.screenshot({ path: `${ART}/error.png`, fullPage: true });
 });
 
