@@ -185,6 +185,19 @@ fn guarded<T>(path: &str, step: impl FnOnce() -> parquet::errors::Result<T>) -> 
     }
 }
 
+/// A footer states its own length: a crafted one must not size a read
+/// ([`limits::MAX_FOOTER_BYTES`]).
+fn check_footer_ranges(ranges: &[Range<u64>], path: &str) -> Result<()> {
+    let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+    limits::check(
+        "MAX_FOOTER_BYTES",
+        "the Parquet footer's length",
+        wanted,
+        limits::MAX_FOOTER_BYTES,
+        path,
+    )
+}
+
 /// Every column chunk a footer describes lies inside the file (offsets and lengths are
 /// signed in Parquet's metadata: a crafted footer with a negative or overlong chunk would
 /// otherwise reach the decoder, which does not expect one).
@@ -267,15 +280,7 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
                 return Ok((md, start, first));
             }
             DecodeResult::NeedsData(ranges) => {
-                // a footer states its own length: a crafted one must not size a read
-                let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-                limits::check(
-                    "MAX_FOOTER_BYTES",
-                    "the Parquet footer's length",
-                    wanted,
-                    limits::MAX_FOOTER_BYTES,
-                    path,
-                )?;
+                check_footer_ranges(&ranges, path)?;
                 let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
@@ -343,15 +348,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                 }
             }
             DecodeResult::NeedsData(ranges) => {
-                // a footer states its own length: a crafted one must not size a read
-                let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-                limits::check(
-                    "MAX_FOOTER_BYTES",
-                    "the Parquet footer's length",
-                    wanted,
-                    limits::MAX_FOOTER_BYTES,
-                    path,
-                )?;
+                check_footer_ranges(&ranges, path)?;
                 let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
