@@ -5,26 +5,6 @@
 use deltalens_query::Format;
 use deltalens_query::request::parse_get;
 
-fn decode(s: &str) -> String {
-    let b = s.replace('+', " ");
-    let b = b.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
@@ -35,7 +15,9 @@ deltalens_fuzz::target!(|data| {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
+            // form encoding: `+` is a space
+            let form = |s: &str| deltalens_fuzz::percent_decode(&s.replace('+', " "));
+            (form(k), form(v))
         })
         .collect();
     let _ = Format::parse(query);

@@ -45,7 +45,7 @@ deltalens_fuzz::target!(|data| {
                     "{p:?} is not relative"
                 );
                 assert!(!p.contains('\\'), "{p:?} has a backslash");
-                for form in [p.clone(), percent_decode(p)] {
+                for form in [p.clone(), deltalens_fuzz::percent_decode(p)] {
                     assert!(
                         !form
                             .split('/')
@@ -61,22 +61,3 @@ deltalens_fuzz::target!(|data| {
         let _ = block_on(load_deletion_vector(storage.as_ref(), &dv, location));
     }
 });
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}

@@ -33,25 +33,6 @@ fn check_key(t: &TableUrl, key: &str) {
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {
         return;
@@ -128,7 +109,7 @@ deltalens_fuzz::target!(|data| {
                 "{t:?}"
             );
             assert!(!t.key.starts_with('/') && !t.key.ends_with('/'), "{t:?}");
-            check_key(&t, &percent_decode(&t.key));
+            check_key(&t, &deltalens_fuzz::percent_decode(&t.key));
         }
     }
     // a table lies within its parent directory, not within a sibling's

@@ -55,6 +55,27 @@ pub fn split_once(data: &[u8], sep: u8) -> (&[u8], &[u8]) {
 
 pub mod table;
 
+/// `%XX` escapes decoded (invalid ones kept as they are; bytes that are not UTF-8 replaced):
+/// an oracle written independently of the percent-decoding the code under test uses.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Define a fuzz target whose body runs under [`run`] (see there):
 /// `deltalens_fuzz::target!(|data| { ... });`
 #[macro_export]
