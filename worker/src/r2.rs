@@ -3,7 +3,11 @@
 //! with the cursor.
 
 use bytes::Bytes;
-use deltalens_storage::{ByteRange, ObjectMeta, Result, Storage, StorageError};
+use std::sync::Arc;
+
+use deltalens_storage::{
+    BudgetMeter, ByteRange, ListPages, ObjectMeta, Result, Storage, StorageError,
+};
 use worker::{Bucket, Range};
 
 pub struct R2Storage {
@@ -11,6 +15,9 @@ pub struct R2Storage {
     binding: String,
     /// Key prefix of the table root, ending in `/` (or empty).
     prefix: String,
+    /// The request budget each listing page after the first is charged on before it is
+    /// fetched.
+    meter: Option<Arc<BudgetMeter>>,
 }
 
 impl std::fmt::Debug for R2Storage {
@@ -29,7 +36,15 @@ impl R2Storage {
             } else {
                 format!("{path}/")
             },
+            meter: None,
         }
+    }
+
+    /// Charge each listing page after the first on `meter` (the
+    /// [`BudgetMeter::backend_meter`] of the budget above) before fetching it.
+    pub fn with_meter(mut self, meter: Arc<BudgetMeter>) -> Self {
+        self.meter = Some(meter);
+        self
     }
 
     fn key(&self, path: &str) -> String {
@@ -77,7 +92,9 @@ impl Storage for R2Storage {
     async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
+        let mut pages = ListPages::new(prefix, self.meter.as_ref());
         loop {
+            pages.before_page(cursor.as_deref())?;
             let mut l = self.bucket.list().prefix(self.key(prefix));
             if let Some(s) = start_after {
                 l = l.start_after(self.key(s));

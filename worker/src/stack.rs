@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use deltalens_core::Table;
 use deltalens_fetch_storage::FetchStorage;
-use deltalens_storage::{BudgetStorage, CachingStorage, DynStorage, SharedCache, Store, TableUrl};
+use deltalens_storage::{
+    BudgetMeter, BudgetStorage, CachingStorage, DynStorage, SharedCache, Store, TableUrl,
+};
 use worker::Env;
 
 use crate::config::Config;
@@ -64,6 +66,9 @@ pub struct Opened {
 pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
     let parsed =
         TableUrl::parse(url).map_err(|e| ApiError::new(400, "invalid_table_url", e.to_string()))?;
+    // the backend charges its own extra requests (listing pages after the first, a HEAD
+    // before an Azure tail) on the request's meter before making them
+    let meter = Arc::new(BudgetMeter::new(config.budgets, now));
     let backend: DynStorage = match &parsed.store {
         Store::R2 { binding } => {
             let (binding, path) = (binding.as_str(), parsed.key.as_str());
@@ -76,15 +81,16 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
                     ),
                 )
             })?;
-            Arc::new(R2Storage::new(bucket, binding, path))
+            Arc::new(R2Storage::new(bucket, binding, path).with_meter(meter.backend_meter()))
         }
         _ => Arc::new(
             FetchStorage::open(url, &config.storage)
                 .map_err(|e| ApiError::new(400, "invalid_table_url", e.0))?
-                .on_server(),
+                .on_server()
+                .with_meter(meter.backend_meter()),
         ),
     };
-    let budget = Arc::new(BudgetStorage::new(backend, config.budgets, now));
+    let budget = Arc::new(BudgetStorage::with_meter(backend, meter));
     let cache = cache_for(&parsed.canonical(), config.cache_bytes);
     let storage: DynStorage = Arc::new(CachingStorage::with_cache(budget.clone(), cache));
     Ok(Opened {

@@ -3,7 +3,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use deltalens_storage::{ByteRange, ObjectMeta, Result, Storage, StorageError};
+use deltalens_storage::{
+    BudgetMeter, ByteRange, ListPages, ObjectMeta, Result, Storage, StorageError,
+};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -26,6 +28,9 @@ pub struct FetchStorage {
     server: bool,
     /// How long a request may wait for the answer's headers.
     headers_timeout: Duration,
+    /// The request budget this backend reports its extra requests (listing pages after
+    /// the first, a HEAD before an Azure tail) and announced body lengths to.
+    meter: Option<Arc<BudgetMeter>>,
 }
 
 /// Aborts the request (and the body download) when the future holding it is dropped
@@ -118,6 +123,7 @@ impl FetchStorage {
             aborted: Arc::new(AtomicU64::new(0)),
             server: false,
             headers_timeout: HEADERS_TIMEOUT,
+            meter: None,
         })
     }
 
@@ -133,6 +139,24 @@ impl FetchStorage {
     pub fn with_timeout(mut self, t: Duration) -> Self {
         self.headers_timeout = t;
         self
+    }
+
+    /// Charge the extra requests this backend makes (each listing page after the first,
+    /// the HEAD an Azure tail needs) on `meter` before making them, and refuse a body whose
+    /// announced length does not fit its byte budget before reading it. Pass
+    /// [`BudgetMeter::backend_meter`] of the meter the [`deltalens_storage::BudgetStorage`]
+    /// above this backend uses.
+    pub fn with_meter(mut self, meter: Arc<BudgetMeter>) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// A request the caller did not ask for (a HEAD for a size), counted before it is made.
+    fn extra_request(&self, path: &str) -> Result<()> {
+        match &self.meter {
+            Some(m) => m.subrequest(path),
+            None => Ok(()),
+        }
     }
 
     /// Where the table's objects are fetched from.
@@ -296,6 +320,19 @@ impl FetchStorage {
             .flatten()
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(0);
+        // a 200 to a ranged request is the whole object (Range ignored): refuse what it
+        // brings beyond the range the budget above already reserved, before reading it
+        if let Some(m) = &self.meter
+            && status == 200
+        {
+            let asked = match range {
+                Some(ByteRange::Bounded(r)) => r.end.saturating_sub(r.start),
+                Some(ByteRange::Suffix(n)) => *n,
+                Some(ByteRange::From(_)) | None => 0,
+            };
+            // (the guard aborts the download)
+            m.body(path, announced.saturating_sub(asked))?;
+        }
         let body_timeout =
             self.headers_timeout + Duration::from_secs(announced / MIN_BYTES_PER_SEC);
         let buf = resp.array_buffer().map_err(|e| fail(js_text(&e)))?;
@@ -396,7 +433,9 @@ impl Storage for FetchStorage {
     async fn list(&self, prefix: &str, start_after: Option<&str>) -> Result<Vec<ObjectMeta>> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
-        for _ in 0..10_000 {
+        let mut pages = ListPages::new(prefix, self.meter.as_ref());
+        loop {
+            pages.before_page(token.as_deref())?;
             let page = self
                 .list_page(prefix, start_after, token.as_deref())
                 .await?;
@@ -424,6 +463,7 @@ impl Storage for FetchStorage {
     async fn get_range(&self, path: &str, range: ByteRange) -> Result<Bytes> {
         if let (ByteRange::Suffix(n), Service::Azure { .. }) = (&range, &self.endpoint.service) {
             // Azure Blob Storage has no suffix ranges: learn the size first
+            self.extra_request(path)?;
             let size = self.head(path).await?.size;
             let bounded = ByteRange::Bounded(size.saturating_sub(*n)..size);
             return self.get_range(path, bounded).await;
@@ -463,6 +503,7 @@ impl Storage for FetchStorage {
     /// One request: the size comes from `Content-Range` (which the store must expose).
     async fn get_tail(&self, path: &str, n: u64) -> Result<(Bytes, u64)> {
         if let Service::Azure { .. } = self.endpoint.service {
+            self.extra_request(path)?;
             let size = self.head(path).await?.size;
             let range = ByteRange::Bounded(size.saturating_sub(n)..size);
             return Ok((self.get_range(path, range).await?, size));
@@ -477,7 +518,10 @@ impl Storage for FetchStorage {
         match range.check_partial(path, content_range(&resp).as_deref(), data.len() as u64)? {
             Some(size) => Ok((data, size)),
             // Content-Range not exposed to scripts: ask for the size separately
-            None => Ok((data, self.head(path).await?.size)),
+            None => {
+                self.extra_request(path)?;
+                Ok((data, self.head(path).await?.size))
+            }
         }
     }
 

@@ -18,6 +18,7 @@ mod caching;
 mod counting;
 mod error;
 pub mod http_range;
+mod list_pages;
 mod memory;
 mod retry;
 pub mod table_url;
@@ -28,10 +29,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-pub use budget::{BudgetKind, BudgetStorage, Budgets};
+pub use budget::{BudgetKind, BudgetMeter, BudgetStorage, Budgets};
 pub use caching::{CachingStorage, SharedCache};
 pub use counting::{Clock, CountingStorage, RequestKind, RequestRecord, RequestStats, round_trips};
 pub use error::StorageError;
+pub use list_pages::{ListPages, MAX_LIST_PAGES};
 pub use memory::MemoryStorage;
 pub use retry::{MaybeSendFuture, RetryPolicy, RetryStorage, is_transient};
 pub use table_url::{Store, TableUrl, UrlError};
