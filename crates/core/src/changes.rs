@@ -138,7 +138,14 @@ impl Changes {
             if !metadata.as_ref().is_some_and(cdf_enabled) {
                 return Err(Error::CdfNotEnabled { version: v });
             }
-            let ts_us = commit_ts.or(f.meta.last_modified_ms).unwrap_or_default() * 1000;
+            // a commit whose log records no time is dated by its file, whose modification
+            // time a log found without listing does not carry: the store gives it on HEAD
+            // (and a store that gives none leaves it null, not the epoch)
+            let file_ms = match (commit_ts, f.meta.last_modified_ms) {
+                (None, None) => storage.head(f.path()).await?.last_modified_ms,
+                (_, known) => known,
+            };
+            let ts_us = commit_ts.or(file_ms).map(|ms| ms * 1000);
             let mut emit = |batch: RecordBatch, change: Option<&'static str>| -> Result<bool> {
                 let batch = match limit {
                     Some(l) if returned + batch.num_rows() > l => batch.slice(0, l - returned),

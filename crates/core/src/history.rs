@@ -1,12 +1,13 @@
 //! Commit history (Trino's `$history`), read from the commits' `commitInfo` only.
 
 use deltalens_storage::Storage;
+use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::actions::parse_commit_info;
-use crate::error::Result;
-use crate::log_segment::{LogListing, read_files};
+use crate::error::{Error, Result};
+use crate::log_segment::{FETCH_CONCURRENCY, LogListing, read_files};
 
 /// One commit of the table, with Trino's `$history` columns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -69,7 +70,7 @@ pub async fn read_history<S: Storage + ?Sized>(
         .take(limit.unwrap_or(usize::MAX))
         .collect();
     let data = read_files(storage, files.iter().map(|f| f.path())).await?;
-    files
+    let mut entries = files
         .iter()
         .zip(data)
         .map(|(f, d)| {
@@ -80,7 +81,26 @@ pub async fn read_history<S: Storage + ?Sized>(
                 ci.as_ref(),
             ))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    // a commit whose log records no time is dated by its file, whose modification time a
+    // log found without listing does not carry: the store gives it on HEAD
+    let undated: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].timestamp.is_none() && files[i].meta.last_modified_ms.is_none())
+        .collect();
+    let times: Vec<Option<i64>> = futures::stream::iter(undated.iter().map(|&i| {
+        let path = files[i].path();
+        async move {
+            let meta = storage.head(path).await.map_err(Error::from)?;
+            Ok::<_, Error>(meta.last_modified_ms)
+        }
+    }))
+    .buffered(FETCH_CONCURRENCY)
+    .try_collect()
+    .await?;
+    for (i, t) in undated.into_iter().zip(times) {
+        entries[i].timestamp = t;
+    }
+    Ok(entries)
 }
 
 #[cfg(test)]
