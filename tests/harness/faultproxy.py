@@ -38,7 +38,7 @@ resets the per-target counts), GET /__faultproxy/stats returns JSON counts.
 In Python:
     from faultproxy import start_proxy
     p = start_proxy("http://127.0.0.1:9000", "reset-mid-body")   # serving on p.port
-    ...; p.set_mode("pass"); p.stats(); p.stop()
+    ...; p.set_mode("pass"); p.reset_counts(lambda key: "t1/" in key); p.stats(); p.stop()
 From a shell (for scripts/browser-test, scripts/worker-test):
     faultproxy.py --upstream http://127.0.0.1:9000 --mode stall [--port 0] [--lifetime 3600]
     (prints "faultproxy 127.0.0.1:PORT -> UPSTREAM mode MODE" once listening)
@@ -201,6 +201,13 @@ class FaultProxy:
             self.mode = mode
             self.times = DEFAULT_TIMES.get(mode, 0) if times is None else int(times)
             self._counts.clear()
+
+    def reset_counts(self, match):
+        """Forget the per-target counts (of --times) of the targets `match(key)` accepts
+        (key: "METHOD TARGET"): the next requests to them are faulted again."""
+        with self._lock:
+            for key in [k for k in self._counts if match(k)]:
+                del self._counts[key]
 
     def stats(self):
         with self._lock:
