@@ -272,6 +272,7 @@ fn native(api: ApiRequest, table: &Table) -> (u16, Vec<u8>) {
     let limits = deltalens_query::execute::Limits {
         max_rows: Some(100_000),
         max_rows_buffered: None,
+        max_decoded_bytes: None,
     };
     match runtime().block_on(deltalens_query::answer(api, table, limits)) {
         Ok(a) => (200, a.body),
@@ -732,6 +733,15 @@ fn worker() {
     budget(
         &[("table", "r2://TABLES/codecs"), ("budget_bytes", "2000")],
         "bytes_budget_exceeded",
+        413,
+    );
+    // decoding (Parquet pages into Arrow arrays) is budgeted apart from bytes read
+    budget(
+        &[
+            ("table", "r2://TABLES/demo"),
+            ("budget_decoded_bytes", "1000"),
+        ],
+        "decoded_bytes_budget_exceeded",
         413,
     );
     budget(

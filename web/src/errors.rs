@@ -24,6 +24,10 @@ pub fn explain(e: &Error) -> String {
         Error::Storage(StorageError::Http { status, .. }) if *status >= 500 => {
             "The store kept failing after several attempts: try again later."
         }
+        Error::DecodedBytesExceeded { .. } => {
+            "The rows asked for decompress to more data than a scan may decode at once: add \
+             a filter, pick fewer columns or lower the row limit."
+        }
         Error::LimitExceeded { .. } => {
             "The table's log asks for more work than deltalens allows (it is corrupt, or was \
              not written by a Delta writer)."

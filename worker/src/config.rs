@@ -32,6 +32,8 @@ pub struct Config {
     pub public: bool,
     pub max_rows: usize,
     pub max_rows_buffered: usize,
+    /// Bytes one request's scan may decode (Parquet pages into Arrow arrays).
+    pub max_decoded_bytes: u64,
     pub budgets: Budgets,
     pub cors_origins: Vec<String>,
     pub cache_bytes: usize,
@@ -62,6 +64,7 @@ impl Config {
     pub fn from_env(env: &Env) -> Result<Config, String> {
         let max_rows = number(env, "DELTALENS_MAX_ROWS", 10_000)? as usize;
         let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
+        let max_decoded_bytes = number(env, "DELTALENS_MAX_DECODED_BYTES", 256 << 20)?;
         let public = match get(env, "DELTALENS_PUBLIC").as_deref() {
             None | Some("false") => false,
             Some("true") => true,
@@ -82,6 +85,7 @@ impl Config {
             public,
             max_rows,
             max_rows_buffered,
+            max_decoded_bytes,
             budgets,
             cors_origins: get(env, "DELTALENS_CORS_ORIGINS")
                 .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
@@ -114,11 +118,12 @@ impl Config {
         Limits {
             max_rows: Some(self.max_rows),
             max_rows_buffered: Some(self.max_rows_buffered),
+            max_decoded_bytes: Some(self.max_decoded_bytes),
         }
     }
 
     /// Apply a client's own lower budgets — `budget_rows`, `budget_rows_buffered`,
-    /// `budget_bytes`, `budget_subrequests`, `budget_ms` request parameters, which can only
+    /// `budget_decoded_bytes`, `budget_bytes`, `budget_subrequests`, `budget_ms` request parameters, which can only
     /// lower the configured ones — and remove them from `params`.
     pub fn lower_budgets(&mut self, params: &mut Vec<(String, String)>) -> Result<(), String> {
         let mut rest = Vec::new();
@@ -133,6 +138,7 @@ impl Config {
                 "budget_rows_buffered" => {
                     self.max_rows_buffered = self.max_rows_buffered.min(n()? as usize)
                 }
+                "budget_decoded_bytes" => self.max_decoded_bytes = self.max_decoded_bytes.min(n()?),
                 "budget_bytes" => self.budgets.max_bytes = lower(self.budgets.max_bytes, n()?),
                 "budget_subrequests" => {
                     self.budgets.max_requests = lower(self.budgets.max_requests, n()?)

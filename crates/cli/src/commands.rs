@@ -275,6 +275,7 @@ fn scan_options(rows: &crate::RowArgs) -> Result<deltalens_core::scan::ScanOptio
         batch_size: rows.batch_size,
         filter,
         prune: !rows.no_pruning,
+        max_decoded_bytes: None,
     })
 }
 

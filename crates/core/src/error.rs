@@ -118,6 +118,14 @@ pub enum Error {
         path: String,
     },
 
+    /// A scan would decode (decompress and materialise) more bytes than its
+    /// [`crate::scan::ScanOptions::max_decoded_bytes`] allows: refused before the row group
+    /// whose column chunks would pass it, or at the batch that did.
+    #[error(
+        "reading {path} would pass this scan's budget of {max} decoded bytes (max_decoded_bytes; at {used}); narrow the scan (a filter, fewer columns, a LIMIT) or raise the budget"
+    )]
+    DecodedBytesExceeded { max: u64, used: u64, path: String },
+
     /// A sum over the active files does not fit in 64 bits.
     #[error(
         "the {what} of the active files overflows a 64-bit sum: the log's add actions carry corrupt values"

@@ -3,6 +3,7 @@
 //! mapping and partition values, as Arrow record batches in the table's logical schema.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -38,6 +39,13 @@ pub struct ScanOptions {
     /// Skip files and row groups whose partition values or statistics show no row can
     /// pass the filter (never changes results; off only to verify that).
     pub prune: bool,
+    /// Bytes the scan may decode in all (Parquet pages decompressed into Arrow arrays,
+    /// before filtering): a row group whose projected column chunks' uncompressed size
+    /// would pass what is left is refused before it is fetched, and the decoded batches
+    /// are counted as they come (a footer that understates sizes is caught at the batch
+    /// that passes the limit). `None`: no limit. A compressed file cannot make a worker
+    /// decode gigabytes for a few kilobytes read.
+    pub max_decoded_bytes: Option<u64>,
 }
 
 impl Default for ScanOptions {
@@ -48,6 +56,7 @@ impl Default for ScanOptions {
             batch_size: DEFAULT_BATCH_SIZE,
             filter: None,
             prune: true,
+            max_decoded_bytes: None,
         }
     }
 }
@@ -101,6 +110,31 @@ pub fn data_file_path(path: &str, table_location: &str) -> Result<String> {
         return Ok(rel);
     }
     crate::table_path::decode_checked(path).map_err(refused)
+}
+
+/// The uncompressed bytes of the column chunks of `row_group` that `mask` reads, scaled
+/// to the `rows` of it that will be decoded (the footer's own figures: negative ones count
+/// as zero, the decoded batches are counted as well).
+fn projected_uncompressed(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    row_group: usize,
+    mask: &ProjectionMask,
+    rows: u64,
+) -> u64 {
+    let rg = metadata.row_group(row_group);
+    let total: u64 = rg
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask.leaf_included(*i))
+        .map(|(_, c)| c.uncompressed_size().max(0) as u64)
+        .fold(0, u64::saturating_add);
+    let all = rg.num_rows().max(0) as u64;
+    if all == 0 || rows >= all {
+        return total;
+    }
+    // rows < all here: the product fits in 128 bits and the quotient in 64
+    ((total as u128 * rows as u128).div_ceil(all as u128)) as u64
 }
 
 /// Which rows of a data file to return.
@@ -168,6 +202,8 @@ pub struct Scan<'a> {
     read_schema: SchemaRef,
     /// The schema of the output (the first `n_output` fields).
     schema: SchemaRef,
+    /// Bytes decoded so far, by every share (see [`ScanOptions::max_decoded_bytes`]).
+    decoded: AtomicU64,
 }
 
 impl<'a> Scan<'a> {
@@ -238,6 +274,7 @@ impl<'a> Scan<'a> {
             n_output,
             read_schema,
             schema,
+            decoded: AtomicU64::new(0),
         })
     }
 
@@ -448,12 +485,18 @@ impl<'a> Scan<'a> {
                 row_start += rg_rows;
                 continue;
             }
-            m.row_groups_read += 1;
             // with a row mask, rows the decoder returns may be dropped: no limit
             let decode_limit = match (&file.rows, &self.options.filter) {
                 (RowMask::All, None) => remaining,
                 _ => None,
             };
+            let rows_decoded = selection
+                .as_ref()
+                .map_or(rg_rows, |s| s.row_count() as u64)
+                .min(decode_limit.map_or(u64::MAX, |l| l as u64));
+            let estimate = projected_uncompressed(&metadata, rg, &mask, rows_decoded);
+            self.check_decoded_room(&path, estimate)?;
+            m.row_groups_read += 1;
             let mut offset = row_start;
             let mut err = None;
             decode_row_group(
@@ -468,6 +511,7 @@ impl<'a> Scan<'a> {
                 selection,
                 self.fetch_policy(),
                 &mut |batch| {
+                    self.count_decoded(&path, batch.get_array_memory_size() as u64)?;
                     let n = batch.num_rows();
                     let out =
                         self.logical_batch(&path, file, &batch, &roots, &root_idx, &data_fields);
@@ -545,6 +589,42 @@ impl<'a> Scan<'a> {
             row_start += rg_rows;
         }
         Ok(true)
+    }
+
+    /// Refuse to decode `estimate` more bytes when they would pass
+    /// [`ScanOptions::max_decoded_bytes`].
+    fn check_decoded_room(&self, path: &str, estimate: u64) -> Result<()> {
+        let Some(max) = self.options.max_decoded_bytes else {
+            return Ok(());
+        };
+        let used = self
+            .decoded
+            .load(Ordering::Relaxed)
+            .saturating_add(estimate);
+        if used > max {
+            return Err(Error::DecodedBytesExceeded {
+                max,
+                used,
+                path: path.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Count `n` decoded bytes; an error once the scan's total passes the limit.
+    fn count_decoded(&self, path: &str, n: u64) -> Result<()> {
+        let used = self
+            .decoded
+            .fetch_add(n, Ordering::Relaxed)
+            .saturating_add(n);
+        match self.options.max_decoded_bytes {
+            Some(max) if used > max => Err(Error::DecodedBytesExceeded {
+                max,
+                used,
+                path: path.to_string(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn fetch_policy(&self) -> FetchPolicy {

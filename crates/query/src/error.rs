@@ -125,6 +125,7 @@ impl QueryError {
                 C::CdfNotEnabled { .. } => "change_data_feed_not_enabled",
                 C::CodecNotBuilt { .. } => "codec_not_built",
                 C::LimitExceeded { .. } => "log_limit_exceeded",
+                C::DecodedBytesExceeded { .. } => "decoded_bytes_budget_exceeded",
                 _ => "table_unreadable",
             },
         }
@@ -165,6 +166,7 @@ impl QueryError {
                 | C::InvalidSchema { .. } => 400,
                 C::CdfNotEnabled { .. } => 409,
                 C::LimitExceeded { .. } => 422,
+                C::DecodedBytesExceeded { .. } => 413,
                 C::UnsupportedReaderVersion { .. }
                 | C::UnsupportedFeature { .. }
                 | C::CodecNotBuilt { .. } => 501,

@@ -107,6 +107,9 @@ pub struct Limits {
     /// BY: the scan stops at the batch that would pass it, with the `rows_buffered`
     /// budget error (413).
     pub max_rows_buffered: Option<usize>,
+    /// Bytes the scan may decode ([`ScanOptions::max_decoded_bytes`]): the
+    /// `decoded_bytes` budget (413).
+    pub max_decoded_bytes: Option<u64>,
 }
 
 /// Run `query` on `table` (whose URL the caller resolved from `query.source`), returning
@@ -115,6 +118,7 @@ pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> R
     let limits = Limits {
         max_rows,
         max_rows_buffered: None,
+        max_decoded_bytes: None,
     };
     execute_limited(query, table, limits).await
 }
@@ -150,6 +154,7 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         } else {
             query.filter.clone()
         },
+        max_decoded_bytes: limits.max_decoded_bytes,
         ..Default::default()
     };
     // rows beyond the budget fail early where nothing would cut them later
@@ -494,6 +499,7 @@ mod tests {
         let tight = Limits {
             max_rows: Some(1000),
             max_rows_buffered: Some(100),
+            max_decoded_bytes: None,
         };
         for sql in [
             "SELECT brand, COUNT(*) FROM '{T}' GROUP BY brand",
@@ -540,6 +546,7 @@ mod tests {
         let limits = Limits {
             max_rows: Some(1000),
             max_rows_buffered: Some(10),
+            max_decoded_bytes: None,
         };
         let e = block_on(crate::answer(api, &demo(), limits)).unwrap_err();
         assert_eq!(e.code(), "rows_buffered_budget_exceeded");
