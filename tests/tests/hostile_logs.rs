@@ -395,3 +395,57 @@ fn parquet_regressions_from_fuzzing_are_errors() {
     }
     println!("{seen} Parquet inputs from fuzz/regressions read without a panic");
 }
+
+/// `bytes` (a Parquet file) with unknown fields appended to its `FileMetaData`, each a
+/// compact-Thrift list claiming 2^31 - 1 booleans in 7 bytes.
+fn with_boolean_lists(bytes: &[u8], lists: i16) -> Vec<u8> {
+    let n = bytes.len();
+    let meta_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let meta = &bytes[n - 8 - meta_len..n - 8];
+    // the struct's closing STOP byte is the metadata's last byte
+    assert_eq!(meta.last(), Some(&0));
+    let mut m = meta[..meta.len() - 1].to_vec();
+    for i in 0..lists {
+        // field header, long form: type LIST (9), then the field id as a zigzag varint
+        let id = 200 + i;
+        let zz = ((id << 1) ^ (id >> 15)) as u16;
+        m.extend([0x09, (zz as u8 & 0x7f) | 0x80, (zz >> 7) as u8]);
+        // list header: size in a varint (0xF_), elements BOOLEAN_TRUE (1), 2^31 - 1
+        m.extend([0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]);
+    }
+    m.push(0);
+    let mut out = bytes[..n - 8 - meta_len].to_vec();
+    out.extend(&m);
+    out.extend((m.len() as u32).to_le_bytes());
+    out.extend(b"PAR1");
+    out
+}
+
+/// A footer of a few hundred bytes used to make parquet's Thrift skipper loop 2^31 times
+/// per list without reading anything (found by fuzzing `checkpoint_parquet`; fixed in the
+/// patched parquet, vendor/README.md): now each boolean element costs a byte, so the
+/// lists run out of input at once and the checkpoint is a clear error.
+#[test]
+fn a_footer_of_boolean_lists_is_rejected_quickly() {
+    let dir = deltalens_tests::fixtures_dir().join("checkpointed/_delta_log");
+    let name = "00000000000000000009.checkpoint.parquet";
+    let hostile = with_boolean_lists(&std::fs::read(dir.join(name)).unwrap(), 16);
+    let mem = MemoryStorage::new();
+    mem.put(&format!("_delta_log/{name}"), hostile, 0);
+    mem.put(
+        "_delta_log/_last_checkpoint",
+        r#"{"version":9,"size":1}"#.as_bytes().to_vec(),
+        0,
+    );
+    let t = Table::new(Arc::new(mem), "mem://t");
+    // bounded: before the fix this took 16 × 2^31 skips (minutes in a debug build)
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(block_on(t.snapshot(VersionSpec::Latest)).map(|s| s.version));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("reading the footer did not end within 60 s");
+    let e = r.unwrap_err();
+    assert!(e.to_string().contains(name), "{e}");
+}
