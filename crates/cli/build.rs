@@ -1,4 +1,4 @@
-//! Embed the built explorer (`dist/`, from `trunk build --release`) and the bundled demo
+//! Embed the built explorer (`dist/`, from `scripts/build-explorer` or `trunk build`) and the bundled demo
 //! table (`tests/fixtures/demo`) into the `deltalens` binary, for `deltalens serve`.
 //! A missing `dist/` embeds nothing: `serve` then explains how to build the app.
 

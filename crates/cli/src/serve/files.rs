@@ -170,7 +170,7 @@ impl Files {
 }
 
 const NO_APP_PAGE: &[u8] = b"<!DOCTYPE html><title>deltalens</title><p>This deltalens binary was \
-built without the explorer. Build it with <code>scripts/build-web</code> (trunk build --release, \
+built without the explorer. Build it with <code>scripts/build-web</code> (cargo + wasm-bindgen, \
 then cargo build), or pass <code>--app-dir dist</code>. The tables are served under /tables/.</p>";
 
 fn table_name(p: &Path) -> String {

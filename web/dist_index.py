@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Write the explorer's dist/ from wasm-bindgen's output (scripts/build-explorer), as
+`trunk build` would from index.html:
+
+  dist_index.py INDEX_HTML STYLE_CSS BINDGEN_DIR DIST
+
+- deltalens-web.js and deltalens-web_bg.wasm from BINDGEN_DIR and STYLE_CSS are copied
+  under content-hashed names (`deltalens-web-<hash>.js`, `…_bg.wasm`, `style-<hash>.css`):
+  a new build never meets a stale cached file;
+- INDEX_HTML's `<link data-trunk rel="rust" …>` becomes a module script that loads the
+  wasm, plus preloads with Subresource Integrity; `<link data-trunk rel="css" …>` becomes
+  the stylesheet link with its integrity. Any other `data-trunk` link is an error (this
+  script does not know it).
+- DIST is replaced only once everything is written (a failed build leaves the old one).
+"""
+import base64
+import hashlib
+import os
+import re
+import shutil
+import sys
+
+
+def hashed(data):
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def sri(data):
+    return "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode()
+
+
+def main(index_html, style_css, bindgen_dir, dist):
+    js = open(os.path.join(bindgen_dir, "deltalens-web.js"), "rb").read()
+    wasm = open(os.path.join(bindgen_dir, "deltalens-web_bg.wasm"), "rb").read()
+    css = open(style_css, "rb").read()
+    # the wasm's name goes into nothing the JS hashes: loaded by the explicit path below
+    js_name = f"deltalens-web-{hashed(js + wasm)}.js"
+    wasm_name = f"deltalens-web-{hashed(js + wasm)}_bg.wasm"
+    css_name = f"style-{hashed(css)}.css"
+    script = (
+        '<script type="module">\n'
+        f"import init from '/{js_name}';\n"
+        f"await init({{ module_or_path: '/{wasm_name}' }});\n"
+        "</script>\n"
+        f'  <link rel="modulepreload" href="/{js_name}" crossorigin="anonymous" integrity="{sri(js)}">\n'
+        f'  <link rel="preload" href="/{wasm_name}" crossorigin="anonymous" integrity="{sri(wasm)}" as="fetch" type="application/wasm">'
+    )
+    style = f'<link rel="stylesheet" href="/{css_name}" integrity="{sri(css)}"/>'
+    html = open(index_html, encoding="utf-8").read()
+    replaced = {"rust": 0, "css": 0}
+
+    def link(m):
+        rel = re.search(r'rel="([^"]+)"', m.group(0))
+        kind = rel.group(1) if rel else "?"
+        if kind not in replaced:
+            sys.exit(f"dist_index.py: {index_html} has a data-trunk link of rel={kind!r}, which it cannot build")
+        replaced[kind] += 1
+        return script if kind == "rust" else style
+
+    html = re.sub(r"<link data-trunk [^>]*>", link, html)
+    if replaced != {"rust": 1, "css": 1}:
+        sys.exit(f"dist_index.py: expected one rust and one css data-trunk link in {index_html}, found {replaced}")
+    tmp = dist + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    for name, data in ((js_name, js), (wasm_name, wasm), (css_name, css), ("index.html", html.encode())):
+        with open(os.path.join(tmp, name), "wb") as f:
+            f.write(data)
+    shutil.rmtree(dist, ignore_errors=True)
+    os.rename(tmp, dist)
+    print(f"dist: index.html, {js_name}, {wasm_name} ({len(wasm)} bytes), {css_name}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
