@@ -194,6 +194,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--list-tables", action="store_true",
                     help="print the tables the run reads (to load the stores) and stop")
+    ap.add_argument("--spec", action="store_true",
+                    help="print the selected tables (name, filter, changes from) and modes as "
+                         "JSON and stop (scripts/browser-test builds its wasm test with it)")
+    ap.add_argument("--stall-tables", type=int, default=None,
+                    help="with --spec: stall modes on the first N tables only")
     ap.add_argument("--cli")
     ap.add_argument("--corpus")
     ap.add_argument("--http", help="nginx origin serving /tables/<name>")
@@ -217,6 +222,14 @@ def main():
     tables = a.tables or (QUICK_TABLES if a.quick else list(TABLES))
     if a.list_tables:
         print("\n".join(tables))
+        return
+    if a.spec:
+        print(json.dumps({
+            "tables": [{"name": t, "filter": TABLES[t][1], "changes_from": TABLES[t][2]}
+                       for t in tables],
+            "modes": a.modes or (QUICK_MODES if a.quick else MODES),
+            "stall_tables": tables[: a.stall_tables] if a.stall_tables else tables,
+        }, separators=(",", ":")))
         return
     missing = [k for k in ("cli", "corpus", "http", "s3", "azure", "sas") if not getattr(a, k)]
     if missing:

@@ -25,15 +25,17 @@ is kept alive. The answer is then faulted according to the mode:
                        Azure comp=list, WebDAV PROPFIND) get 403 with an AccessDenied body
 
 OPTIONS (CORS preflights) always pass; answers the proxy makes up (503, 403, the HTML page,
-502) carry Access-Control-Allow-Origin: * when the request has an Origin, so a browser
-test sees the status rather than a CORS failure.
+502, and the control answers below) carry Access-Control-Allow-Origin: * when the request
+has an Origin, so a browser test sees the status rather than a CORS failure.
 
 With --times N > 0 a mode faults only the first N requests per method+target (5xx-then-ok
 defaults to 2, the others to 0 = every request). Bodies of fewer than 2 bytes and HEAD
 answers are not truncated (there is nothing to cut): `stats()` counts what was faulted.
 
 Control (same port): GET /__faultproxy/mode?name=MODE[&times=N] switches the mode (and
-resets the per-target counts), GET /__faultproxy/stats returns JSON counts.
+resets the per-target counts), GET /__faultproxy/reset?table=NAME resets the counts of one
+table's targets (paths holding NAME/ or NAME%2F), GET /__faultproxy/stats returns JSON
+counts. With --no-store every answer says Cache-Control: no-store (for browsers).
 
 In Python:
     from faultproxy import start_proxy
@@ -41,6 +43,7 @@ In Python:
     ...; p.set_mode("pass"); p.reset_counts(lambda key: "t1/" in key); p.stats(); p.stop()
 From a shell (for scripts/browser-test, scripts/worker-test):
     faultproxy.py --upstream http://127.0.0.1:9000 --mode stall [--port 0] [--lifetime 3600]
+        [--stall 90] [--times N] [--log FILE] [--no-store]
     (prints "faultproxy 127.0.0.1:PORT -> UPSTREAM mode MODE" once listening)
 
 Bounded: the proxy stops itself after --lifetime seconds (default 3600), every socket read
@@ -169,7 +172,7 @@ class FaultProxy:
     """One listening proxy in front of one upstream. Thread-safe control methods."""
 
     def __init__(self, upstream, mode="pass", *, times=None, stall_seconds=90.0,
-                 lifetime=3600.0, port=0, log_path=None, name=None):
+                 lifetime=3600.0, port=0, log_path=None, name=None, no_store=False):
         u = urlsplit(upstream)
         if u.scheme != "http" or u.hostname not in ("127.0.0.1", "localhost"):
             raise ValueError(f"upstream must be http://127.0.0.1:PORT, got {upstream}")
@@ -178,6 +181,7 @@ class FaultProxy:
         self.stall_seconds = float(stall_seconds)
         self.lifetime = float(lifetime)
         self.req_port = port
+        self.no_store = no_store
         self.name = name or upstream
         self.port = None
         self._lock = threading.Lock()
@@ -376,7 +380,10 @@ class FaultProxy:
         """Write `resp`; with `cut` only the first `cut` body bytes (Content-Length stays
         the whole body's)."""
         hs = [(k, v) for k, v in resp.headers
-              if k.lower() not in HOP and (keep_length or k.lower() != "content-length")]
+              if k.lower() not in HOP and (keep_length or k.lower() != "content-length")
+              and not (self.no_store and k.lower() in ("cache-control", "expires"))]
+        if self.no_store:
+            hs.append(("Cache-Control", "no-store"))
         if not keep_length:
             hs.append(("Content-Length", str(len(resp.body))))
         head = f"HTTP/1.1 {resp.status} {resp.reason}\r\n" + "".join(
@@ -396,13 +403,18 @@ class FaultProxy:
             except ValueError as e:
                 return Response(400, "Bad Request", [("Content-Type", "text/plain")],
                                 str(e).encode())
+        if u.path == "/__faultproxy/reset" and "table" in q:
+            t = q["table"][0]
+            self.reset_counts(lambda k: any(t + sep in k for sep in ("/", "%2F", "%2f")))
         return Response(200, "OK", [("Content-Type", "application/json")],
                         json.dumps(self.stats()).encode())
 
     async def _handle(self, writer, method, target, headers, body):
         """Answer one request; False closes the client connection."""
         if target.startswith("/__faultproxy/"):
-            await self._send(writer, self._control(target), method)
+            resp = self._control(target)
+            resp.headers += self._cors_headers(headers)  # a browser test switches modes too
+            await self._send(writer, resp, method)
             return True
         mode = self.mode
         fault = None
@@ -539,9 +551,12 @@ def main():
     ap.add_argument("--stall", type=float, default=90.0, help="seconds a stall lasts")
     ap.add_argument("--lifetime", type=float, default=3600.0, help="stop after this many seconds")
     ap.add_argument("--log", help="append one JSON line per request to this file")
+    ap.add_argument("--no-store", action="store_true",
+                    help="answer with Cache-Control: no-store (a browser's HTTP cache would "
+                         "otherwise answer the next mode's reads without the fault)")
     a = ap.parse_args()
     p = start_proxy(a.upstream, a.mode, times=a.times, stall_seconds=a.stall,
-                    lifetime=a.lifetime, port=a.port, log_path=a.log)
+                    lifetime=a.lifetime, port=a.port, log_path=a.log, no_store=a.no_store)
     print(f"faultproxy 127.0.0.1:{p.port} -> {p.upstream_url} mode {a.mode}", flush=True)
     try:
         p.wait()
