@@ -22,12 +22,27 @@ const browser = await chromium.launch({
 let passed = 0;
 const failures = [];
 const budgets = {};
+// the read-only proof (scripts/web-test): every request the pages send to the server, one
+// JSON line each ({"method", "target", "status"}: tests/harness/readonly.py reads it);
+// `deltalens serve` keeps no access log, so this is the browser's side of the record
+const REQUEST_LOG = process.env.REQUEST_LOG ? fs.openSync(process.env.REQUEST_LOG, 'a') : null;
+function record(req, status) {
+  if (REQUEST_LOG === null || !req.url().startsWith(`${BASE}/`)) return;
+  const u = new URL(req.url());
+  fs.writeSync(REQUEST_LOG, JSON.stringify({ method: req.method(), target: u.pathname + u.search, status }) + '\n');
+}
 
 async function check(name, fn) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const dialogs = [];
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
   page.on('pageerror', (e) => dialogs.push('pageerror: ' + e.message));
+  page.on('requestfinished', async (r) => {
+    let status = 0;
+    try { status = (await r.response())?.status() ?? 0; } catch { /* the page closed */ }
+    record(r, status);
+  });
+  page.on('requestfailed', (r) => record(r, 0));
   try {
     await fn(page, dialogs);
     passed += 1;
