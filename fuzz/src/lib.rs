@@ -91,13 +91,13 @@ thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// libfuzzer-sys aborts on every panic, also on one the code under test catches (the
-/// core turns the parquet crate's panics on corrupt pages into errors natively). Here a
-/// panic only records its message and backtrace; [`run`] aborts, printing them, when a
-/// panic reaches the target. `FUZZ_STRICT_PANICS=1` keeps libfuzzer-sys' hook: every
-/// panic is a finding, as on wasm32, where a panic aborts the module.
+/// libfuzzer-sys aborts on every panic, also on one the code under test catches: every
+/// panic is a finding, as on wasm32 (the explorer, the worker), where a panic aborts the
+/// module although the core catches the parquet crate's panics natively. With
+/// `FUZZ_STRICT_PANICS=0` a panic only records its message and backtrace here, and [`run`]
+/// aborts, printing them, when a panic reaches the target (the native build's view).
 pub fn init() {
-    if std::env::var_os("FUZZ_STRICT_PANICS").is_some_and(|v| v != "0") {
+    if std::env::var_os("FUZZ_STRICT_PANICS").is_none_or(|v| v != "0") {
         return;
     }
     std::panic::set_hook(Box::new(|info| {

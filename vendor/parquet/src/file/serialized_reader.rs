@@ -691,11 +691,24 @@ impl<R: ChunkReader> SerializedPageReader<R> {
                 // If the offset of the first page doesn't match the start of the column chunk
                 // then the preceding space must contain a dictionary page.
                 let dictionary_page = match locations.first() {
-                    Some(dict_offset) if dict_offset.offset as u64 != start => Some(PageLocation {
-                        offset: start as i64,
-                        compressed_page_size: (dict_offset.offset as u64 - start) as i32,
-                        first_row_index: 0,
-                    }),
+                    Some(dict_offset) if dict_offset.offset as u64 != start => {
+                        // (deltalens patch: a first page before its column chunk is an
+                        // error, not a subtract overflow; see vendor/README.md)
+                        let size = (dict_offset.offset as u64)
+                            .checked_sub(start)
+                            .and_then(|n| i32::try_from(n).ok())
+                            .ok_or_else(|| {
+                                general_err!(
+                                    "the first page at offset {} lies outside its column chunk at {start}",
+                                    dict_offset.offset
+                                )
+                            })?;
+                        Some(PageLocation {
+                            offset: start as i64,
+                            compressed_page_size: size,
+                            first_row_index: 0,
+                        })
+                    }
                     _ => None,
                 };
 

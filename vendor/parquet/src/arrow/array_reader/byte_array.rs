@@ -386,9 +386,11 @@ impl ByteArrayDecoderPlain {
             return Ok(0);
         }
 
+        // (deltalens patch: a page declaring 0 values has no estimate instead of a
+        // division by zero; see vendor/README.md)
         let estimated_bytes = remaining_bytes
             .checked_mul(to_read)
-            .map(|x| x / self.max_remaining_values)
+            .and_then(|x| x.checked_div(self.max_remaining_values))
             .unwrap_or_default();
 
         output.values.reserve(estimated_bytes);

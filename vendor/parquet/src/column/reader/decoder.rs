@@ -369,9 +369,11 @@ impl<T: DataType> ColumnValueDecoder for ColumnValueDecoderImpl<T> {
         }
 
         let decoder = if encoding == Encoding::RLE_DICTIONARY {
-            self.decoders[encoding as usize]
-                .as_mut()
-                .expect("Decoder for dict should have been set")
+            // (deltalens patch: an error, not a panic, for a dictionary-encoded page
+            // without a dictionary page; see vendor/README.md)
+            self.decoders[encoding as usize].as_mut().ok_or_else(|| {
+                general_err!("a dictionary-encoded page comes without a dictionary page")
+            })?
         } else {
             let slot = encoding as usize;
             if self.decoders[slot].is_none() {
