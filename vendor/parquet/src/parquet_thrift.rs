@@ -650,18 +650,28 @@ impl<'a, R: Read> ThriftCompactInputProtocol<'a> for ThriftReadInputProtocol<R> 
         unimplemented!()
     }
 
+    // (deltalens patch: a length read from the input sizes no allocation up front, and
+    // fewer bytes than asked for is the end of the input — `io::copy` returns what it got:
+    // skipping 8-byte doubles past the end used to succeed, so a list claiming 2^31 of
+    // them looped for minutes; see vendor/README.md)
     fn read_bytes_owned(&mut self) -> ThriftProtocolResult<Vec<u8>> {
-        let len = self.read_vlq()? as usize;
-        let mut v = Vec::with_capacity(len);
-        std::io::copy(&mut self.reader.by_ref().take(len as u64), &mut v)?;
+        let len = self.read_vlq()?;
+        let mut v = Vec::with_capacity(len.min(64 * 1024) as usize);
+        let got = std::io::copy(&mut self.reader.by_ref().take(len), &mut v)?;
+        if got < len {
+            return Err(ThriftProtocolError::Eof);
+        }
         Ok(v)
     }
 
     fn skip_bytes(&mut self, n: usize) -> ThriftProtocolResult<()> {
-        std::io::copy(
+        let got = std::io::copy(
             &mut self.reader.by_ref().take(n as u64),
             &mut std::io::sink(),
         )?;
+        if got < n as u64 {
+            return Err(ThriftProtocolError::Eof);
+        }
         Ok(())
     }
 

@@ -333,7 +333,10 @@ impl PackedDecoder {
         let indicator_value = self.decode_header()?;
         let num_values = run_len(indicator_value as u64)? as usize;
         if indicator_value & 1 == 1 {
-            self.packed_count = num_values;
+            // (deltalens patch: a bit-packed run is cut to the bits the page holds — it
+            // used to read past them, an assert in arrow-buffer; see vendor/README.md)
+            let bits_left = (self.data.len().saturating_sub(self.data_offset)).saturating_mul(8);
+            self.packed_count = num_values.min(bits_left);
             self.packed_offset = 0;
         } else {
             self.rle_left = num_values;
