@@ -16,18 +16,21 @@
 //! 5xx and network-error retries over the fetch backend), so faults limited to the first N
 //! requests per object (5xx-then-ok, MODE:N) should be read through. A stalled store costs
 //! the fetch backend's header timeout (30 s) per attempt, five attempts with the retries:
-//! the quick set runs the stall modes on the bare fetch backend and on its first table
-//! only; the full set on the explorer's stack and every table.
+//! the stall modes run on the bare fetch backend (rows `stall (fetch)`; the quick set on
+//! its first table only) and, with `DELTALENS_TEST_FAULT_STALL_STACK=both` (the full set),
+//! on the explorer's stack too (rows `stall (explorer)`). Reads over a minute are listed.
 //!
-//! In a mode, every store's tables are read at once and each table's reads one after the
-//! other; for a fault on the first N requests per object, that table's counts are reset
-//! before each read (`/__faultproxy/reset`). The proxies answer with `Cache-Control:
+//! In a mode, every read runs at once. For a fault on the first N requests per object the
+//! reads of one table share the proxy's counts (as in the CLI's matrix), unless
+//! `DELTALENS_TEST_FAULT_SERIAL=1` (the full set): then each table's reads run one after the
+//! other with its counts reset before each (`/__faultproxy/reset`), so every read meets the
+//! whole fault. The proxies answer with `Cache-Control:
 //! no-store` (`--no-store`): Chromium's HTTP cache would otherwise answer the reads of the
 //! modes after `pass` without reaching the proxy.
 //!
 //! Tables, filters and modes come from fault_matrix.py (`--spec`), compiled in as
 //! `DELTALENS_TEST_FAULT_SPEC`, with the proxies' origins (`DELTALENS_TEST_FAULT_HTTP`,
-//! `_S3`, `_AZURE`) and `DELTALENS_TEST_FAULT_STALL_STACK` (`fetch` or `explorer`). Each
+//! `_S3`, `_AZURE`) and `DELTALENS_TEST_FAULT_STALL_STACK` (`fetch` or `both`). Each
 //! proxy's mode is switched with `GET /__faultproxy/mode` (answered with CORS). Fails on
 //! any WRONG, HANG or CRASH, a direct read that fails, or a proxy that saw no request in a
 //! mode it had cells for.
@@ -69,6 +72,7 @@ const FAULT_S3: Option<&str> = option_env!("DELTALENS_TEST_FAULT_S3");
 const FAULT_AZURE: Option<&str> = option_env!("DELTALENS_TEST_FAULT_AZURE");
 const FAULT_SPEC: Option<&str> = option_env!("DELTALENS_TEST_FAULT_SPEC");
 const STALL_STACK: Option<&str> = option_env!("DELTALENS_TEST_FAULT_STALL_STACK");
+const SERIAL: Option<&str> = option_env!("DELTALENS_TEST_FAULT_SERIAL");
 
 const COMMANDS: &[&str] = &["open", "scan", "changes", "history"];
 /// Faults a reader with retries can and should get through with the right answer.
@@ -124,11 +128,14 @@ impl Stack {
             Stack::Explorer => "explorer",
         }
     }
-    /// A cell's time bound: the header timeout (30 s) per attempt and margin.
+    /// A cell's time bound. The fetch backend gives up on a request after 30 s without
+    /// headers (a body: 30 s plus its length at 64 KiB/s); the explorer's retries make that
+    /// five attempts per request, and a read may meet several stalled requests in a row
+    /// and wait for one of Chromium's 6 connections per host: measured up to 332 s.
     fn bound(self) -> Duration {
         match self {
             Stack::Fetch => Duration::from_secs(90),
-            Stack::Explorer => Duration::from_secs(240),
+            Stack::Explorer => Duration::from_secs(600),
         }
     }
     fn storage(self, url: &str, opts: &BrowserOptions) -> DynStorage {
@@ -490,12 +497,12 @@ fn counts(cells: &[&Cell]) -> String {
 }
 
 fn matrix(title: &str, modes: &[String], cells: &[&Cell]) -> String {
-    let mut out = format!("\n{title}\n{:<22}", "mode");
+    let mut out = format!("\n{title}\n{:<27}", "mode");
     for c in COMMANDS {
         out += &format!("{c:<16}");
     }
     for m in modes {
-        out += &format!("\n{m:<22}");
+        out += &format!("\n{m:<27}");
         for c in COMMANDS {
             let sel: Vec<&Cell> = cells
                 .iter()
@@ -550,10 +557,19 @@ async fn fault_matrix() {
         .iter()
         .map(|t| t.as_str().unwrap())
         .collect();
-    let stall_stack = match STALL_STACK {
-        Some("explorer") => Stack::Explorer,
-        _ => Stack::Fetch,
-    };
+    // (proxy mode, stack, row label): stalls on the bare fetch backend, and with `both`
+    // on the explorer's stack too
+    let mut runs: Vec<(&str, Stack, String)> = Vec::new();
+    for m in &modes {
+        if m.starts_with("stall") {
+            runs.push((m, Stack::Fetch, format!("{m} (fetch)")));
+            if STALL_STACK == Some("both") {
+                runs.push((m, Stack::Explorer, format!("{m} (explorer)")));
+            }
+        } else {
+            runs.push((m, Stack::Explorer, m.clone()));
+        }
+    }
     let commands = |t: &TableSpec| -> Vec<&'static str> {
         COMMANDS
             .iter()
@@ -565,8 +581,8 @@ async fn fault_matrix() {
 
     // 1. references: each store read directly, with each stack a mode uses
     let mut stacks = vec![Stack::Explorer];
-    if modes.iter().any(|m| m.starts_with("stall")) && stall_stack != Stack::Explorer {
-        stacks.push(stall_stack);
+    if runs.iter().any(|r| r.1 == Stack::Fetch) {
+        stacks.push(Stack::Fetch);
     }
     let mut reference: BTreeMap<(&str, String, &str, &str), String> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -610,10 +626,10 @@ async fn fault_matrix() {
     // 2. mode by mode: every proxy switched, then the cells
     let mut cells: Vec<Cell> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for mode in &modes {
+    for (mode, stack, row) in &runs {
+        let (mode, stack) = (*mode, *stack);
         let t_mode = now_ms();
         let stall = mode.starts_with("stall");
-        let stack = if stall { stall_stack } else { Stack::Explorer };
         let mut counted = false;
         let mut before = Vec::new();
         for s in &stores {
@@ -638,17 +654,19 @@ async fn fault_matrix() {
                 }
             }
         }
-        let done: Vec<Cell> = if stall {
-            // stalled reads wait, they do not work: all at once
+        // a fault on the first N requests per object, with DELTALENS_TEST_FAULT_SERIAL=1
+        // (the full set): each table's reads one after the other, its counts reset before
+        // each; otherwise (and for every other fault) all reads at once, the counts shared
+        // by the reads of a table as in the CLI's matrix
+        let serial = counted && SERIAL == Some("1");
+        let done: Vec<Cell> = if !serial {
+            // all at once (stalled reads wait, they do not work)
             join_all(
                 todo.iter()
-                    .map(|(i, t, c, want)| cell(mode, &stores[*i], t, c, stack, want)),
+                    .map(|(i, t, c, want)| cell(row, &stores[*i], t, c, stack, want)),
             )
             .await
         } else {
-            // each store's tables at once, each table's reads one after the other (a fault
-            // on the first N requests per object then meets each read: its counts are
-            // reset before it)
             let mut groups: Vec<(usize, &TableSpec)> = Vec::new();
             for (i, t, ..) in &todo {
                 if !groups.iter().any(|(j, u)| j == i && u.name == t.name) {
@@ -663,10 +681,8 @@ async fn fault_matrix() {
                     if *j != i || u.name != t.name {
                         continue;
                     }
-                    if counted {
-                        reset_counts(&stores[i].control, &t.name).await;
-                    }
-                    out.push(cell(mode, &stores[i], t, c, stack, want).await);
+                    reset_counts(&stores[i].control, &t.name).await;
+                    out.push(cell(row, &stores[i], t, c, stack, want).await);
                 }
                 out
             }))
@@ -679,21 +695,21 @@ async fn fault_matrix() {
             line.push(format!("{}={n}", s.name));
             if n == 0 && todo.iter().any(|(j, ..)| *j == i) {
                 problems.push(format!(
-                    "mode {mode}: the {} proxy saw no request: the reads did not go through it",
+                    "mode {row}: the {} proxy saw no request: the reads did not go through it",
                     s.name
                 ));
             }
         }
         let refs: Vec<&Cell> = done.iter().collect();
         console_log!(
-            "mode {mode} ({} stack): {} reads in {:.0}s: {}; proxy requests {}",
+            "mode {row} ({} stack): {} reads in {:.0}s: {}; proxy requests {}",
             stack.name(),
             done.len(),
             (now_ms() - t_mode) / 1000.0,
             counts(&refs),
             line.join(", ")
         );
-        seen.push(mode.clone());
+        seen.push(row.clone());
         cells.extend(done);
     }
     for s in &stores {
@@ -757,6 +773,21 @@ async fn fault_matrix() {
                     );
                 }
             }
+        }
+    }
+    let slow: Vec<&&Cell> = all.iter().filter(|c| c.ms > 60_000.0).collect();
+    if !slow.is_empty() {
+        text += "\n\nreads that took over a minute (bounded, but a user waits):";
+        for c in slow {
+            text += &format!(
+                "\n  {} / {} / {} {}: {:.0}s, {}",
+                c.mode,
+                c.store,
+                c.command,
+                c.table,
+                c.ms / 1000.0,
+                c.class
+            );
         }
     }
     let bad: Vec<&&Cell> = all.iter().filter(|c| BAD.contains(&c.class)).collect();
