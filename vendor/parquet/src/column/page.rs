@@ -361,8 +361,12 @@ impl TryFrom<&crate::file::metadata::thrift::PageHeader> for PageMetadata {
         value: &crate::file::metadata::thrift::PageHeader,
     ) -> std::result::Result<Self, Self::Error> {
         match value.r#type {
+            // (deltalens patch: a data page header without its data_page_header(_v2) is
+            // an error, not an unwrap panic; see vendor/README.md)
             PageType::DATA_PAGE => {
-                let header = value.data_page_header.as_ref().unwrap();
+                let header = value.data_page_header.as_ref().ok_or_else(|| {
+                    ParquetError::General("a DATA_PAGE header without data_page_header".into())
+                })?;
                 Ok(PageMetadata {
                     num_rows: None,
                     num_levels: Some(header.num_values as _),
@@ -375,7 +379,11 @@ impl TryFrom<&crate::file::metadata::thrift::PageHeader> for PageMetadata {
                 is_dict: true,
             }),
             PageType::DATA_PAGE_V2 => {
-                let header = value.data_page_header_v2.as_ref().unwrap();
+                let header = value.data_page_header_v2.as_ref().ok_or_else(|| {
+                    ParquetError::General(
+                        "a DATA_PAGE_V2 header without data_page_header_v2".into(),
+                    )
+                })?;
                 Ok(PageMetadata {
                     num_rows: Some(header.num_rows as _),
                     num_levels: Some(header.num_values as _),
