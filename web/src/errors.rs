@@ -16,6 +16,10 @@ pub fn explain(e: &Error) -> String {
              Authorization and x-amz-* for S3 keys), and expose Content-Range, Content-Length \
              and ETag."
         }
+        Error::Storage(StorageError::TimedOut { .. }) => {
+            "The store did not answer in time (30 s): it may be overloaded or unreachable from \
+             this network. Try again later."
+        }
         Error::Storage(StorageError::InvalidResponse { .. }) => {
             "The server answered with other bytes than those asked for (a proxy or server \
              that mishandles Range requests); nothing of that answer was used. Try again, or \

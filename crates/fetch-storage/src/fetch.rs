@@ -225,6 +225,11 @@ impl FetchStorage {
             operation,
             message,
         };
+        let timed_out = |message: String| StorageError::TimedOut {
+            path: path.to_string(),
+            operation,
+            message,
+        };
         let mut headers = Vec::new();
         if let Some(r) = range {
             headers.push(("range".to_string(), r.to_string()));
@@ -275,7 +280,7 @@ impl FetchStorage {
         let resp: Response = within(self.headers_timeout, JsFuture::from(promise))
             .await
             .ok_or_else(|| {
-                fail(format!(
+                timed_out(format!(
                     "no answer from {shown} within {} s: the store is stalled or unreachable",
                     self.headers_timeout.as_secs_f64()
                 ))
@@ -339,7 +344,7 @@ impl FetchStorage {
         let buf = within(body_timeout, JsFuture::from(buf))
             .await
             .ok_or_else(|| {
-                fail(format!(
+                timed_out(format!(
                     "the body of {shown} did not arrive within {} s: the store stalled",
                     body_timeout.as_secs_f64()
                 ))

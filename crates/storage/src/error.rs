@@ -66,6 +66,16 @@ pub enum StorageError {
         message: String,
     },
 
+    /// The store did not answer (or did not finish its answer) within the backend's time
+    /// limit. Not retried ([`crate::is_transient`]): a store that stalls once for that long
+    /// stalls again, and retrying multiplies the wait (five 30 s attempts per request).
+    #[error("{operation} of {path} timed out: {message}")]
+    TimedOut {
+        path: String,
+        operation: &'static str,
+        message: String,
+    },
+
     /// Any other failure of the backend (network errors, dropped connections).
     #[error("{operation} of {path} failed: {message}")]
     Backend {

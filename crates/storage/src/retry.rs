@@ -32,6 +32,8 @@ impl Default for RetryPolicy {
 pub fn is_transient(e: &StorageError) -> bool {
     match e {
         StorageError::Backend { .. } => true,
+        // a stall is waited out once, not once per attempt
+        StorageError::TimedOut { .. } => false,
         StorageError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),
         _ => false,
     }
@@ -162,7 +164,8 @@ mod tests {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    /// Fails the first `fail` requests with HTTP `status` (0: a network error).
+    /// Fails the first `fail` requests with HTTP `status` (0: a network error, 1: a
+    /// backend time-out).
     #[derive(Debug)]
     struct Flaky {
         inner: MemoryStorage,
@@ -179,6 +182,11 @@ mod tests {
                         path: path.into(),
                         operation: "get",
                         message: "connection reset".into(),
+                    },
+                    1 => StorageError::TimedOut {
+                        path: path.into(),
+                        operation: "get",
+                        message: "no answer within 30 s".into(),
                     },
                     status => StorageError::Http {
                         path: path.into(),
@@ -258,6 +266,8 @@ mod tests {
     fn only_transient_failures_are_retried() {
         for (status, retried) in [
             (0, true),
+            // a stalled store is not waited out once per attempt
+            (1, false),
             (408, true),
             (429, true),
             (500, true),
