@@ -468,3 +468,119 @@ fn a_footer_of_boolean_lists_is_rejected_quickly() {
     let e = r.unwrap_err();
     assert!(e.to_string().contains(name), "{e}");
 }
+
+/// Peak resident memory of this process (Linux `VmHWM`), in bytes.
+#[cfg(target_os = "linux")]
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// A data page whose header claims ~2 GiB uncompressed (a 500-byte file found by the
+/// `scan_parquet` fuzz target): the claim is refused by the page-size limit before the
+/// codec sizes anything by it. The codec used to allocate and zero 2.1 GB first (a worker
+/// or a tab runs out of memory), then find the page corrupt.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_page_claiming_2_gib_is_refused_before_it_is_allocated() {
+    let bytes = std::fs::read(
+        deltalens_tests::workspace_root()
+            .join("fuzz/regressions/scan_parquet/page-uncompressed-size-2GB"),
+    )
+    .unwrap();
+    let metadata = METADATA.replace(r#"\"name\":\"a\""#, r#"\"name\":\"id\""#);
+    let commit = [
+        PROTOCOL,
+        &metadata,
+        &add("x.parquet", bytes.len() as i64, 1),
+    ]
+    .join("\n");
+    let mem = MemoryStorage::new();
+    mem.put(C0, commit.into_bytes(), 0);
+    mem.put("x.parquet", bytes, 0);
+    let t = Table::new(Arc::new(mem), "mem://t");
+    let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+    // read by the page index, as a filtered and pruned scan reads it
+    let options = ScanOptions {
+        filter: Some(deltalens_core::predicate::Predicate::parse("id > 1").unwrap()),
+        prune: true,
+        ..ScanOptions::default()
+    };
+    let scan = Scan::new(&s, t.location(), options).unwrap();
+    let before = peak_rss();
+    let err = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+    let grown = peak_rss().saturating_sub(before);
+    match &err {
+        Error::LimitExceeded {
+            limit,
+            value,
+            max,
+            path,
+            ..
+        } => {
+            assert_eq!(*limit, "MAX_PAGE_BYTES");
+            assert!(*value > 2_000_000_000, "{err}");
+            assert_eq!(*max, deltalens_core::limits::MAX_PAGE_BYTES);
+            assert_eq!(path, "x.parquet");
+        }
+        other => panic!("expected the page-size limit, got: {other}"),
+    }
+    assert!(
+        grown < 512 << 20,
+        "peak memory grew by {} MB reading one 500-byte file",
+        grown >> 20
+    );
+    println!("{err}");
+}
+
+/// Pages that claim 1 MiB uncompressed but inflate to 512 MiB (gzip, zstd; made by
+/// `tests/hostile/make_page_bombs.py`): decompression stops one byte past the claim and
+/// the page is an error, without inflating the rest. Gzip used to inflate all 512 MiB
+/// (and a growing buffer doubled it) before the size was found wrong.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_page_inflating_past_its_claimed_size_stops_at_the_claim() {
+    let metadata = METADATA.replace(
+        r#"\"name\":\"a\",\"type\":\"long\""#,
+        r#"\"name\":\"b\",\"type\":\"binary\""#,
+    );
+    for codec in ["gzip", "zstd"] {
+        let bytes = std::fs::read(deltalens_tests::workspace_root().join(format!(
+            "fuzz/regressions/scan_parquet/page-claims-1MiB-{codec}-inflates-512MiB"
+        )))
+        .unwrap();
+        let commit = [
+            PROTOCOL,
+            &metadata,
+            &add("x.parquet", bytes.len() as i64, 1),
+        ]
+        .join("\n");
+        let mem = MemoryStorage::new();
+        mem.put(C0, commit.into_bytes(), 0);
+        mem.put("x.parquet", bytes, 0);
+        let t = Table::new(Arc::new(mem), "mem://t");
+        let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+        let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
+        let before = peak_rss();
+        let err = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+        let grown = peak_rss().saturating_sub(before);
+        let message = err.to_string();
+        assert!(
+            matches!(err, Error::Parquet { .. })
+                && (message.contains("(1048577 vs 1048576)")
+                    || message.contains("Destination buffer is too small")),
+            "{codec}: expected a page one byte past its claimed size, got: {message}"
+        );
+        assert!(
+            grown < 256 << 20,
+            "{codec}: peak memory grew by {} MB",
+            grown >> 20
+        );
+        println!("{codec}: {message}");
+    }
+}

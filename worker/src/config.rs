@@ -34,6 +34,9 @@ pub struct Config {
     pub max_rows_buffered: usize,
     /// Bytes one request's scan may decode (Parquet pages into Arrow arrays).
     pub max_decoded_bytes: u64,
+    /// Bytes one Parquet page may claim uncompressed (the decoder refuses a larger page
+    /// before allocating it): an isolate has 128 MB.
+    pub max_page_bytes: u64,
     pub budgets: Budgets,
     pub cors_origins: Vec<String>,
     pub cache_bytes: usize,
@@ -65,6 +68,7 @@ impl Config {
         let max_rows = number(env, "DELTALENS_MAX_ROWS", 10_000)? as usize;
         let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
         let max_decoded_bytes = number(env, "DELTALENS_MAX_DECODED_BYTES", 256 << 20)?;
+        let max_page_bytes = number(env, "DELTALENS_MAX_PAGE_BYTES", 32 << 20)?;
         let public = match get(env, "DELTALENS_PUBLIC").as_deref() {
             None | Some("false") => false,
             Some("true") => true,
@@ -86,6 +90,7 @@ impl Config {
             max_rows,
             max_rows_buffered,
             max_decoded_bytes,
+            max_page_bytes,
             budgets,
             cors_origins: get(env, "DELTALENS_CORS_ORIGINS")
                 .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())

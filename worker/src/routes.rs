@@ -21,6 +21,8 @@ pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
         Ok(c) => c,
         Err(m) => return respond_error(&ApiError::new(500, "bad_configuration", m), None),
     };
+    // one isolate serves one deployment: its page-size limit holds for every request
+    deltalens_core::limits::set_max_page_bytes(config.max_page_bytes);
     let origin = req.headers().get("origin").ok().flatten();
     let cors = config.cors_origin(origin.as_deref());
     // neither a token nor an explicit public flag: nothing is served

@@ -107,7 +107,7 @@ pub enum Error {
     /// A count or size read from the log is over one of deltalens' limits
     /// ([`crate::limits`]): the work is refused before it starts.
     #[error(
-        "{path}: {what} is {value}, over the limit of {max} ({limit}); the log is corrupt or not written by a Delta writer"
+        "{path}: {what} is {value}, over the limit of {max} ({limit}); the file is corrupt or was not written by a Delta writer"
     )]
     LimitExceeded {
         /// The limit's name in [`crate::limits`].
@@ -146,11 +146,29 @@ impl Error {
                 path: path.to_string(),
             };
         }
+        if let Some((value, max)) = page_too_large(&message) {
+            return Error::LimitExceeded {
+                limit: "MAX_PAGE_BYTES",
+                what: "a page's uncompressed size",
+                value,
+                max,
+                path: path.to_string(),
+            };
+        }
         Error::Parquet {
             path: path.to_string(),
             message,
         }
     }
+}
+
+/// The claimed size and the limit of a page the decoder refused as too large
+/// ([`crate::limits::MAX_PAGE_BYTES`]).
+fn page_too_large(message: &str) -> Option<(u64, u64)> {
+    use parquet::file::serialized_reader::PAGE_TOO_LARGE;
+    let (value, max) = message.split(PAGE_TOO_LARGE).nth(1)?.split_once(" > ")?;
+    let max = max.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some((value.trim().parse().ok()?, max.parse().ok()?))
 }
 
 /// Result type of the core.

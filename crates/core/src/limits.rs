@@ -19,6 +19,26 @@ pub const MAX_UNLISTED_VERSIONS: u64 = 1_000_000;
 /// files have footers of a few MB.
 pub const MAX_FOOTER_BYTES: u64 = 256 << 20;
 
+/// Bytes one Parquet page may claim uncompressed, checked before the page is
+/// decompressed (writers cut pages at about 1 MiB; a larger page holds a single large
+/// value). A header claiming 2 GiB otherwise has the codec allocate 2 GiB. This is the
+/// default; [`set_max_page_bytes`] lowers it for a process with little memory (the worker).
+pub const MAX_PAGE_BYTES: u64 =
+    parquet::file::serialized_reader::DEFAULT_MAX_UNCOMPRESSED_PAGE_SIZE as u64;
+
+/// Sets the page-size limit ([`MAX_PAGE_BYTES`] by default) for the whole process: the
+/// Parquet decoder checks every page against it.
+pub fn set_max_page_bytes(bytes: u64) {
+    parquet::file::serialized_reader::set_max_uncompressed_page_size(
+        usize::try_from(bytes).unwrap_or(usize::MAX),
+    );
+}
+
+/// The page-size limit in force ([`set_max_page_bytes`]).
+pub fn max_page_bytes() -> u64 {
+    parquet::file::serialized_reader::max_uncompressed_page_size() as u64
+}
+
 /// The highest version Delta can write (versions are signed 64-bit in the protocol).
 pub const MAX_VERSION: u64 = i64::MAX as u64;
 

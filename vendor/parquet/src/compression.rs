@@ -307,10 +307,13 @@ mod gzip_codec {
             &mut self,
             input_buf: &[u8],
             output_buf: &mut Vec<u8>,
-            _uncompress_size: Option<usize>,
+            uncompress_size: Option<usize>,
         ) -> Result<usize> {
-            let mut decoder = read::MultiGzDecoder::new(input_buf);
-            decoder.read_to_end(output_buf).map_err(|e| e.into())
+            // (deltalens patch) at most one byte past the expected size: the caller finds
+            // the size wrong, and a gzip bomb stops here instead of filling memory
+            let decoder = read::MultiGzDecoder::new(input_buf);
+            let limit = uncompress_size.map_or(u64::MAX, |n| (n as u64).saturating_add(1));
+            decoder.take(limit).read_to_end(output_buf).map_err(|e| e.into())
         }
 
         fn compress(&mut self, input_buf: &[u8], output_buf: &mut Vec<u8>) -> Result<()> {
@@ -415,8 +418,14 @@ mod brotli_codec {
             output_buf: &mut Vec<u8>,
             uncompress_size: Option<usize>,
         ) -> Result<usize> {
-            let buffer_size = uncompress_size.unwrap_or(BROTLI_DEFAULT_BUFFER_SIZE);
+            // (deltalens patch) at most one byte past the expected size (a brotli bomb stops
+            // there), and a buffer of at most 1 MiB whatever the size claims
+            let buffer_size = uncompress_size
+                .unwrap_or(BROTLI_DEFAULT_BUFFER_SIZE)
+                .clamp(1, 1 << 20);
+            let limit = uncompress_size.map_or(u64::MAX, |n| (n as u64).saturating_add(1));
             brotli::Decompressor::new(input_buf, buffer_size)
+                .take(limit)
                 .read_to_end(output_buf)
                 .map_err(|e| e.into())
         }
@@ -489,9 +498,11 @@ mod lz4_codec {
             &mut self,
             input_buf: &[u8],
             output_buf: &mut Vec<u8>,
-            _uncompress_size: Option<usize>,
+            uncompress_size: Option<usize>,
         ) -> Result<usize> {
-            let mut decoder = lz4_flex::frame::FrameDecoder::new(input_buf);
+            // (deltalens patch) at most one byte past the expected size
+            let limit = uncompress_size.map_or(u64::MAX, |n| (n as u64).saturating_add(1));
+            let mut decoder = lz4_flex::frame::FrameDecoder::new(input_buf).take(limit);
             let mut buffer: [u8; LZ4_BUFFER_SIZE] = [0; LZ4_BUFFER_SIZE];
             let mut total_len = 0;
             loop {

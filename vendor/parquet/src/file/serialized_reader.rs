@@ -397,6 +397,32 @@ impl<R: 'static + ChunkReader> RowGroupReader for SerializedRowGroupReader<'_, R
 }
 
 /// Decodes a [`Page`] from the provided `buffer`
+/// (deltalens patch, see vendor/README.md) The largest uncompressed size a page may claim
+/// before it is decompressed: 256 MiB unless [`set_max_uncompressed_page_size`] says
+/// otherwise. A page header is read from the file, so without a bound a few bytes claiming
+/// 2 GiB make the codec allocate and zero 2 GiB before the page is found corrupt.
+static MAX_UNCOMPRESSED_PAGE_SIZE: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_UNCOMPRESSED_PAGE_SIZE);
+
+/// (deltalens patch) The default of [`max_uncompressed_page_size`]: 256 MiB. Writers cut
+/// pages at about 1 MiB; only a single value larger than that makes a larger page.
+pub const DEFAULT_MAX_UNCOMPRESSED_PAGE_SIZE: usize = 256 << 20;
+
+/// (deltalens patch) The text an error over [`max_uncompressed_page_size`] starts with,
+/// followed by `<claimed size> > <limit>`.
+pub const PAGE_TOO_LARGE: &str = "page's uncompressed size is over the limit: ";
+
+/// (deltalens patch) Sets the largest uncompressed size a page may claim, for the whole
+/// process (a worker with 128 MB of memory sets less than the default).
+pub fn set_max_uncompressed_page_size(bytes: usize) {
+    MAX_UNCOMPRESSED_PAGE_SIZE.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// (deltalens patch) The largest uncompressed size a page may claim.
+pub fn max_uncompressed_page_size() -> usize {
+    MAX_UNCOMPRESSED_PAGE_SIZE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(crate) fn decode_page(
     page_header: PageHeader,
     buffer: Bytes,
@@ -450,6 +476,11 @@ pub(crate) fn decode_page(
     let buffer = match decompressor {
         Some(decompressor) if can_decompress => {
             let uncompressed_page_size = usize::try_from(page_header.uncompressed_page_size)?;
+            // (deltalens patch) the claimed size is bounded before anything is sized by it
+            let max = max_uncompressed_page_size();
+            if uncompressed_page_size > max {
+                return Err(general_err!("{PAGE_TOO_LARGE}{uncompressed_page_size} > {max}"));
+            }
             if offset > buffer.len() || offset > uncompressed_page_size {
                 return Err(general_err!("Invalid page header"));
             }
