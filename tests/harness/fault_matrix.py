@@ -16,7 +16,8 @@ note: timestamps a log does not record come from the store's modification times)
 
 Modes are faultproxy modes, or MODE:N for a fault on the first N requests per target only
 (reset-mid-body:1: one transient cut per object, which a reader should survive). Exits 1
-on any WRONG, PANIC, HANG or CRASH, and on a command that fails against a store without
+on any WRONG, PANIC, HANG or CRASH, on a cell of a recoverable mode (RECOVERABLE: 5xx then
+success, one cut or short body per object, Range ignored) not answered equal, and on a command that fails against a store without
 any fault (its cells cannot be run). Started by scripts/fault-test, which starts the
 stores; by hand:
 
@@ -190,6 +191,61 @@ def shape(text, table):
     return re.sub(r"\d+", "N", text)
 
 
+def cell_text(rs):
+    """A cell: counts per class, e.g. `=3 e1`."""
+    c = Counter(r["class"] for r in rs)
+    parts = [f"{sym}{c[k]}" for k, sym in (("equal", "="), ("clear-error", "e"), ("WRONG", "W"),
+                                            ("PANIC", "P"), ("HANG", "H"), ("CRASH", "X"))
+             if c.get(k)]
+    return " ".join(parts) or "-"
+
+
+def report(name, results, modes, commands, stores, tables, timeout, elapsed, describe):
+    """Prints the matrix of `results` (dicts with mode, store, command, table, class,
+    seconds) for all stores and per store, then each non-green cell with its distinct
+    answers (`describe(result)`). Returns (counts of WRONG/PANIC/HANG/CRASH, the cells of a
+    RECOVERABLE mode not answered equal: a fault a reader should get through)."""
+    def matrix(rows, title):
+        w = 16
+        print(f"\n{title}")
+        print(f"{'mode':<22}" + "".join(f"{c:<{w}}" for c in commands))
+        for m in modes:
+            print(f"{m:<22}" + "".join(
+                f"{cell_text([r for r in rows if r['mode'] == m and r['command'] == c]):<{w}}"
+                for c in commands))
+
+    print(f"\n{name}: {len(results)} runs, {len(tables)} tables ({', '.join(tables)}), "
+          f"timeout {timeout:.0f}s, {elapsed:.0f}s")
+    print("cells: =equal e=clear-error W=WRONG P=PANIC H=HANG X=CRASH (counts of table runs)")
+    matrix(results, "all stores")
+    for s in stores:
+        matrix([r for r in results if r["store"] == s], f"store {s}")
+
+    print("\nnon-green cells (mode, store, command: counts, then each distinct answer with its"
+          " tables;\n`!` = a fault a reader should get through, or a WRONG/PANIC/HANG/CRASH):")
+    groups = defaultdict(list)
+    for r in results:
+        if r["class"] != "equal":
+            groups[(r["mode"], r["store"], r["command"])].append(r)
+    unrecovered = []
+    for (m, s, c) in sorted(groups, key=lambda k: (modes.index(k[0]), STORES.index(k[1]),
+                                                    COMMANDS.index(k[2]))):
+        rs = groups[(m, s, c)]
+        if m in RECOVERABLE:
+            unrecovered.append(f"{m} / {s} / {c}: {cell_text(rs)}")
+        flag = "!" if m in RECOVERABLE or any(r["class"] in BAD for r in rs) else " "
+        print(f"{flag} {m} / {s} / {c}: {cell_text(rs)}")
+        distinct = defaultdict(list)
+        for r in rs:
+            distinct[(r["class"], shape(describe(r), r["table"]))].append(r)
+        for (k, _), same in distinct.items():
+            secs = max(x["seconds"] for x in same)
+            names = ", ".join(x["table"] for x in same)
+            print(f"      {k} [{names}; <= {secs:.1f}s]: {describe(same[0])[:300]}")
+    bad = Counter(r["class"] for r in results if r["class"] in BAD)
+    return bad, unrecovered
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--list-tables", action="store_true",
@@ -332,53 +388,9 @@ def main():
     elapsed = time.monotonic() - t_start
 
     # 3. the matrix
-    def cell_text(rs):
-        c = Counter(r["class"] for r in rs)
-        parts = []
-        for k, sym in (("equal", "="), ("clear-error", "e"), ("WRONG", "W"), ("PANIC", "P"),
-                       ("HANG", "H"), ("CRASH", "X")):
-            if c.get(k):
-                parts.append(f"{sym}{c[k]}")
-        return " ".join(parts) or "-"
-
-    def table(rows, title):
-        cols = [c for c in a.commands]
-        w = 16
-        print(f"\n{title}")
-        print(f"{'mode':<22}" + "".join(f"{c:<{w}}" for c in cols))
-        for m in modes:
-            line = f"{m:<22}"
-            for c in cols:
-                line += f"{cell_text([r for r in rows if r['mode'] == m and r['command'] == c]):<{w}}"
-            print(line)
-
     allr = list(results.values())
-    print(f"\nfault matrix: {len(allr)} runs, {len(tables)} tables ({', '.join(tables)}), "
-          f"timeout {a.timeout:.0f}s, {elapsed:.0f}s")
-    print("cells: =equal e=clear-error W=WRONG P=PANIC H=HANG X=CRASH (counts of table runs)")
-    table(allr, "all stores")
-    for s in a.stores:
-        table([r for r in allr if r["store"] == s], f"store {s}")
-
-    print("\nnon-green cells (mode, store, command: counts, then each distinct error with its"
-          " tables;\n`!` = a fault a reader should get through, or a WRONG/PANIC/HANG/CRASH):")
-    groups = defaultdict(list)
-    for r in allr:
-        if r["class"] != "equal":
-            groups[(r["mode"], r["store"], r["command"])].append(r)
-    for (m, s, c) in sorted(groups, key=lambda k: (modes.index(k[0]), STORES.index(k[1]),
-                                                    COMMANDS.index(k[2]))):
-        rs = groups[(m, s, c)]
-        flag = "!" if m in RECOVERABLE or any(r["class"] in BAD for r in rs) else " "
-        print(f"{flag} {m} / {s} / {c}: {cell_text(rs)}")
-        distinct = defaultdict(list)
-        for r in rs:
-            distinct[(r["class"], shape(excerpt(r["stderr"], 300), r["table"]))].append(r)
-        for (k, _), same in distinct.items():
-            r = same[0]
-            secs = max(x["seconds"] for x in same)
-            names = ", ".join(x["table"] for x in same)
-            print(f"      {k} [{names}; <= {secs:.1f}s]: {excerpt(r['stderr'], 300)}")
+    bad, unrecovered = report("fault matrix", allr, modes, a.commands, a.stores, tables,
+                              a.timeout, elapsed, lambda r: excerpt(r["stderr"], 300))
     print("\nfaults applied per proxy:", json.dumps(faulted, sort_keys=True))
     if notes:
         print("\nnotes (a store's answer differs from the local path's; the store's is the reference):")
@@ -393,10 +405,14 @@ def main():
             json.dump({"tables": tables, "modes": modes, "timeout": a.timeout,
                        "seconds": round(elapsed, 1), "problems": problems, "notes": notes,
                        "faulted": faulted, "runs": allr}, f, indent=1)
-    bad = Counter(r["class"] for r in allr if r["class"] in BAD)
+    if unrecovered:
+        print("\nNOT RECOVERED (a fault every reader should get through, answered otherwise):")
+        for u in unrecovered:
+            print("  " + u)
     summary = ", ".join(f"{k}={bad.get(k, 0)}" for k in BAD)
-    print(f"\nfault matrix: {summary}; baseline problems={len(problems)}; {elapsed:.0f}s")
-    sys.exit(1 if bad or problems else 0)
+    print(f"\nfault matrix: {summary}; not recovered={len(unrecovered)}; "
+          f"baseline problems={len(problems)}; {elapsed:.0f}s")
+    sys.exit(1 if bad or unrecovered or problems else 0)
 
 
 if __name__ == "__main__":

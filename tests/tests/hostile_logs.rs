@@ -165,6 +165,31 @@ fn a_host_answering_every_path_is_not_probed_forever() {
     println!("a host that answers every path with a commit: {n} requests, then {e}");
 }
 
+/// A store whose listing reads as empty while it answers every path with a page (the
+/// fault proxy's all-200 mode in front of S3): the error says what the server does, not
+/// that there is no table — one GET of the first commit tells the two apart.
+#[test]
+fn an_empty_listing_from_a_host_answering_every_path_is_named() {
+    let host = AnswersEverything::listing_nothing(b"<html><body>OK</body></html>".to_vec());
+    let t = Table::new(host.clone(), "s3://bucket/t");
+    for e in [
+        block_on(t.snapshot(VersionSpec::Latest)).unwrap_err(),
+        block_on(t.snapshot(VersionSpec::Version(0))).unwrap_err(),
+        block_on(t.history(None)).unwrap_err(),
+    ] {
+        assert!(
+            matches!(e, Error::InvalidLog { .. }) && e.to_string().contains("not a Delta commit"),
+            "{e}"
+        );
+    }
+    assert!(host.requests() < 20, "{} requests", host.requests());
+    // an empty location is still "no table", after the one GET
+    let mem = Arc::new(CountingStorage::new(MemoryStorage::new()));
+    let t = Table::new(mem.clone(), "mem://empty");
+    let e = block_on(t.snapshot(VersionSpec::Latest)).unwrap_err();
+    assert!(matches!(e, Error::NotATable { .. }), "{e}");
+}
+
 #[test]
 fn a_footer_cannot_size_a_read() {
     // a 2 GiB data file whose footer claims 1 GiB of metadata: refused before the read
@@ -306,11 +331,14 @@ impl Storage for NoList {
     }
 }
 
-/// A host that answers 200 with the same body for every path (and refuses LIST).
+/// A host that answers 200 with the same body for every path, and refuses LIST — or,
+/// `lists`, answers LIST with nothing (an S3 endpoint answering every path with the same
+/// page: the page parses as an empty listing).
 #[derive(Debug)]
 struct AnswersEverything {
     body: Bytes,
     requests: AtomicU64,
+    lists: bool,
 }
 
 impl AnswersEverything {
@@ -318,6 +346,14 @@ impl AnswersEverything {
         Arc::new(AnswersEverything {
             body: body.into(),
             requests: AtomicU64::new(0),
+            lists: false,
+        })
+    }
+    fn listing_nothing(body: Vec<u8>) -> Arc<Self> {
+        Arc::new(AnswersEverything {
+            body: body.into(),
+            requests: AtomicU64::new(0),
+            lists: true,
         })
     }
     fn requests(&self) -> u64 {
@@ -329,6 +365,9 @@ impl AnswersEverything {
 impl Storage for AnswersEverything {
     async fn list(&self, prefix: &str, _: Option<&str>) -> Result<Vec<ObjectMeta>, StorageError> {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if self.lists {
+            return Ok(Vec::new());
+        }
         Err(StorageError::ListingUnsupported {
             path: prefix.into(),
             message: "no listing".into(),
@@ -351,7 +390,7 @@ impl Storage for AnswersEverything {
         })
     }
     fn can_list(&self) -> bool {
-        false
+        self.lists
     }
 }
 

@@ -37,6 +37,8 @@ pub struct Config {
     /// Bytes one Parquet page may claim uncompressed (the decoder refuses a larger page
     /// before allocating it): an isolate has 128 MB.
     pub max_page_bytes: u64,
+    /// Attempts after the first for a read that failed transiently.
+    pub retries: u32,
     pub budgets: Budgets,
     pub cors_origins: Vec<String>,
     pub cache_bytes: usize,
@@ -69,6 +71,7 @@ impl Config {
         let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
         let max_decoded_bytes = number(env, "DELTALENS_MAX_DECODED_BYTES", 256 << 20)?;
         let max_page_bytes = number(env, "DELTALENS_MAX_PAGE_BYTES", 32 << 20)?;
+        let retries = number(env, "DELTALENS_RETRIES", 2)?.min(10) as u32;
         let public = match get(env, "DELTALENS_PUBLIC").as_deref() {
             None | Some("false") => false,
             Some("true") => true,
@@ -91,6 +94,7 @@ impl Config {
             max_rows_buffered,
             max_decoded_bytes,
             max_page_bytes,
+            retries,
             budgets,
             cors_origins: get(env, "DELTALENS_CORS_ORIGINS")
                 .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())

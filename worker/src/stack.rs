@@ -1,20 +1,27 @@
 //! The storage under one request: the table's backend (an R2 binding, or `fetch` for
 //! `s3://`, `abfss://`/`az://`, `https://`) under a [`BudgetStorage`] (subrequests, bytes,
-//! wall time), under a [`CachingStorage`] whose memory is shared by every request of the
-//! isolate for the same table root — so log files, checkpoints and Parquet footers read by
-//! one request are not fetched again by the next, and cache hits cost no budget.
+//! wall time), under a [`RetryStorage`] (transient failures — network errors, 408, 429,
+//! 5xx — tried again after a short jittered wait; every attempt is charged to the budget,
+//! and waits count against the wall time), under a [`CachingStorage`] whose memory is
+//! shared by every request of the isolate for the same table root — so log files,
+//! checkpoints and Parquet footers read by one request are not fetched again by the next,
+//! and cache hits cost no budget.
 
 // `DynStorage` is an `Arc` by the core's contract; on wasm32 nothing is `Send` and the
 // isolate has one thread.
 #![allow(clippy::arc_with_non_send_sync)]
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use deltalens_core::Table;
 use deltalens_fetch_storage::FetchStorage;
 use deltalens_storage::{
-    BudgetMeter, BudgetStorage, CachingStorage, DynStorage, SharedCache, Store, TableUrl,
+    BudgetMeter, BudgetStorage, CachingStorage, DynStorage, RetryPolicy, RetryStorage, SharedCache,
+    Store, TableUrl,
 };
 use worker::Env;
 
@@ -50,6 +57,23 @@ fn cache_for(root: &str, total_bytes: usize) -> SharedCache {
         c.push(entry);
         cache
     })
+}
+
+/// A timer future for [`RetryStorage`] (`setTimeout`).
+type Sleep = fn(Duration) -> Pin<Box<dyn Future<Output = ()>>>;
+
+fn sleep(d: Duration) -> Pin<Box<dyn Future<Output = ()>>> {
+    Box::pin(deltalens_fetch_storage::sleep(d))
+}
+
+/// Retries of one read: short waits (100 ms, then 200 ms, …, at most 1 s), since a
+/// request has a wall-time budget of seconds and each attempt is a subrequest.
+fn retry_policy(retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        retries,
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(1),
+    }
 }
 
 /// Milliseconds, for the wall-time budget.
@@ -91,8 +115,9 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
         ),
     };
     let budget = Arc::new(BudgetStorage::with_meter(backend, meter));
+    let retry = RetryStorage::new(budget.clone(), retry_policy(config.retries), sleep as Sleep);
     let cache = cache_for(&parsed.canonical(), config.cache_bytes);
-    let storage: DynStorage = Arc::new(CachingStorage::with_cache(budget.clone(), cache));
+    let storage: DynStorage = Arc::new(CachingStorage::with_cache(retry, cache));
     Ok(Opened {
         table: Table::new(storage, url),
         budget,

@@ -79,6 +79,36 @@ fn is_commit(data: &[u8]) -> bool {
         .unwrap_or(false)
 }
 
+/// The error of a commit name answered with something else.
+fn not_a_commit(version: u64) -> Error {
+    Error::InvalidLog {
+        path: commit_path(version),
+        message: "the server answered with something that is not a Delta commit (its first line is not a JSON action); it may answer every path: check the table URL".into(),
+    }
+}
+
+/// `listing` when it found a commit or a checkpoint. When it found nothing, one GET of
+/// the first commit tells an empty location (the empty listing: no table) from a server
+/// whose listing does not work: one that answers every path with the same page (an
+/// S3-style listing of that page reads as empty) is named as such, and a first commit
+/// that is there after all has the log found by name.
+pub async fn unless_empty<S: Storage + ?Sized>(
+    storage: &S,
+    listing: LogListing,
+    location: &str,
+    what: Discover,
+) -> Result<LogListing> {
+    if listing.latest_version().is_some() {
+        return Ok(listing);
+    }
+    match storage.get(&commit_path(0)).await {
+        Ok(d) if is_commit(&d) => discover_log(storage, location, what).await,
+        Ok(_) => Err(not_a_commit(0)),
+        // absent (or unreadable): the listing's answer stands
+        Err(_) => Ok(listing),
+    }
+}
+
 /// The consecutive commits from `from` on, fetched whole: batches of 16, 32, 64, ...
 /// (2, 2, 4, 4, ... where requests are budgeted) requested at once, until a commit is
 /// missing. Each body must read as a commit, and at most
@@ -113,12 +143,7 @@ async fn probe_commits<S: Storage + ?Sized>(
                 Some(d) if is_commit(&d) => {
                     found.insert(v, d);
                 }
-                Some(_) => {
-                    return Err(Error::InvalidLog {
-                        path: commit_path(v),
-                        message: "the server answered with something that is not a Delta commit (its first line is not a JSON action); it may answer every path: check the table URL".into(),
-                    });
-                }
+                Some(_) => return Err(not_a_commit(v)),
                 None => return Ok(found),
             }
         }
@@ -138,13 +163,36 @@ fn unknown(path: String) -> ObjectMeta {
     }
 }
 
+async fn commit_exists<S: Storage + ?Sized>(storage: &S, v: u64) -> Result<bool> {
+    Ok(head(storage, &commit_path(v)).await?.is_some())
+}
+
+/// The earliest commit of the run that ends at `existing`, when commit `missing` (below
+/// it) does not exist: a binary search by HEAD, `log2(existing - missing)` requests. A
+/// log is cleaned up from its oldest commit on, so the commits left are consecutive.
+async fn earliest_commit<S: Storage + ?Sized>(
+    storage: &S,
+    missing: u64,
+    existing: u64,
+) -> Result<u64> {
+    let (mut lo, mut hi) = (missing, existing);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if commit_exists(storage, mid).await? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
 /// Without a `_last_checkpoint` and a first commit: probe 1, 2, 4, ... for any commit,
 /// binary-search down to the earliest one, and take the classic checkpoint there.
 async fn earliest_checkpoint<S: Storage + ?Sized>(storage: &S) -> Result<Option<Checkpoint>> {
-    let exists = |v: u64| async move { head(storage, &commit_path(v)).await.map(|m| m.is_some()) };
     let (mut missing, mut probe) = (0u64, 1u64);
     let found = loop {
-        if exists(probe).await? {
+        if commit_exists(storage, probe).await? {
             break probe;
         }
         missing = probe;
@@ -153,15 +201,7 @@ async fn earliest_checkpoint<S: Storage + ?Sized>(storage: &S) -> Result<Option<
         }
         probe *= 2;
     };
-    let (mut lo, mut hi) = (missing, found);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if exists(mid).await? {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
+    let hi = earliest_commit(storage, missing, found).await?;
     let path = format!("{LOG_DIR}{hi:020}.checkpoint.parquet");
     Ok(head(storage, &path).await?.map(|m| Checkpoint {
         version: hi,
@@ -191,6 +231,8 @@ pub async fn discover_log<S: Storage + ?Sized>(
     let mut pre = Prefetched::default();
     let mut checkpoint = None;
     let mut found = BTreeMap::new();
+    // the earliest commit, when the search for a checkpoint found it
+    let mut earliest = None;
     if let Some(h) = &hint {
         h.part_paths()?; // the hint's version and parts are within limits
         let (hinted, probed) = futures::join!(
@@ -210,7 +252,10 @@ pub async fn discover_log<S: Storage + ?Sized>(
         if found.is_empty() {
             checkpoint = earliest_checkpoint(storage).await?;
             match &checkpoint {
-                Some(c) => found = probe_commits(storage, c.version + 1).await?,
+                Some(c) => {
+                    earliest = Some(c.version);
+                    found = probe_commits(storage, c.version + 1).await?;
+                }
                 None => {
                     return Err(Error::NotATable {
                         location: format!(
@@ -228,11 +273,20 @@ pub async fn discover_log<S: Storage + ?Sized>(
         .copied()
         .max(cp_version)
         .unwrap_or(0);
-    // commits before the checkpoint are assumed present when the first one is (a missing
-    // one fails when read)
-    let from = match (cp_version, &first_commit) {
-        (_, Some(_)) | (None, _) => 0,
-        (Some(c), None) => c + 1,
+    // commits before the checkpoint are assumed present from the earliest one on (a
+    // missing one fails when read): commit 0 when it exists; when it is gone (cleaned up),
+    // for history and time travel the earliest left, found by a binary search from the
+    // checkpoint's own commit down
+    let from = match (cp_version, &first_commit, what) {
+        (_, Some(_), _) | (None, _, _) => 0,
+        (Some(c), None, Discover::Latest) => c + 1,
+        (Some(c), None, Discover::All) => match earliest {
+            Some(e) => e,
+            None if c > 0 && commit_exists(storage, c).await? => {
+                earliest_commit(storage, 0, c).await?
+            }
+            None => c + 1,
+        },
     };
     limits::check(
         "MAX_UNLISTED_VERSIONS",

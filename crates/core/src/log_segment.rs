@@ -7,7 +7,7 @@ use deltalens_storage::{ObjectMeta, Storage};
 
 use std::sync::Arc;
 
-use crate::discovery::{Discover, discover_log};
+use crate::discovery::{Discover, discover_log, unless_empty};
 use crate::error::{Error, Result};
 use crate::last_checkpoint::{fetch_hinted, read_hint};
 use crate::log_path::{CheckpointKind, LOG_DIR, LogFile, LogFileKind};
@@ -236,7 +236,8 @@ pub async fn latest_listing<S: Storage + ?Sized>(
         Err(Error::Storage(e)) if e.is_listing_refused() => {
             discover_log(storage, location, Discover::Latest).await
         }
-        other => other,
+        Ok(listing) => unless_empty(storage, listing, location, Discover::Latest).await,
+        Err(e) => Err(e),
     }
 }
 

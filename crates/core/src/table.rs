@@ -2,7 +2,7 @@
 
 use deltalens_storage::DynStorage;
 
-use crate::discovery::{Discover, discover_log};
+use crate::discovery::{Discover, discover_log, unless_empty};
 use crate::error::{Error, Result};
 use crate::history::{HistoryEntry, read_history};
 use crate::log_segment::{LogListing, latest_listing, list_log};
@@ -52,11 +52,13 @@ impl Table {
         if !self.storage.can_list() {
             return discover_log(self.storage.as_ref(), &self.location, Discover::All).await;
         }
-        match list_log(self.storage.as_ref()).await {
+        let storage = self.storage.as_ref();
+        match list_log(storage).await {
             Err(Error::Storage(e)) if e.is_listing_refused() => {
-                discover_log(self.storage.as_ref(), &self.location, Discover::All).await
+                discover_log(storage, &self.location, Discover::All).await
             }
-            other => other,
+            Ok(listing) => unless_empty(storage, listing, &self.location, Discover::All).await,
+            Err(e) => Err(e),
         }
     }
 

@@ -279,21 +279,65 @@ fn map_err(path: &str, operation: &'static str, e: object_store::Error) -> Stora
     }
 }
 
+/// Attempts after the first of a request whose answer the network cut off: object_store
+/// retries a request that fails before its answer, and a body cut off only when the object
+/// has an ETag — not a listing's body, nor a plain HTTP server's object without one.
+const CUT_OFF_RETRIES: u32 = 2;
+
+/// Whether the network cut `e`'s answer off (a connection reset, closed or ended early) —
+/// not a time-out (a stalled store is waited out once), an undecodable answer, or an
+/// answer such as 404.
+fn is_cut_off(e: &object_store::Error) -> bool {
+    use object_store::client::{HttpError, HttpErrorKind};
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<HttpError>() {
+            return matches!(
+                h.kind(),
+                HttpErrorKind::Connect
+                    | HttpErrorKind::Request
+                    | HttpErrorKind::Interrupted
+                    | HttpErrorKind::Unknown
+            );
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// `op`, again after 200 ms then 400 ms while its answer is cut off ([`is_cut_off`]).
+async fn again<T, F, Fut>(op: F) -> object_store::Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = object_store::Result<T>>,
+{
+    let mut attempt = 0;
+    loop {
+        match op().await {
+            Err(e) if attempt < CUT_OFF_RETRIES && is_cut_off(&e) => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 impl ObjectStoreStorage {
-    /// One ranged GET (the result also carries the object's size).
-    async fn get_ranged(
-        &self,
-        path: &str,
-        range: GetRange,
-    ) -> Result<object_store::GetResult, StorageError> {
-        let opts = GetOptions {
-            range: Some(range),
-            ..Default::default()
-        };
-        self.store
-            .get_opts(&self.full(path), opts)
-            .await
-            .map_err(|e| map_err(path, "get", e))
+    /// One ranged GET, read whole, and the object's size.
+    async fn get_ranged(&self, path: &str, range: GetRange) -> Result<(Bytes, u64), StorageError> {
+        let full = self.full(path);
+        again(|| async {
+            let opts = GetOptions {
+                range: Some(range.clone()),
+                ..Default::default()
+            };
+            let res = self.store.get_opts(&full, opts).await?;
+            let size = res.meta.size;
+            Ok((res.bytes().await?, size))
+        })
+        .await
+        .map_err(|e| map_err(path, "get", e))
     }
 
     /// `range` of `path` and the object's size. A server that ignores `Range` (answers
@@ -310,17 +354,14 @@ impl ObjectStoreStorage {
             ByteRange::From(o) => GetRange::Offset(*o),
             ByteRange::Suffix(n) => GetRange::Suffix(*n),
         };
-        let res = match self.get_ranged(path, r).await {
+        match self.get_ranged(path, r).await {
             Err(e) if ignores_ranges(&e) => {
                 let whole = self.get(path).await?;
                 let size = whole.len() as u64;
-                return Ok((range.slice(path, &whole)?, size));
+                Ok((range.slice(path, &whole)?, size))
             }
-            other => other?,
-        };
-        let size = res.meta.size;
-        let data = res.bytes().await.map_err(|e| map_err(path, "get", e))?;
-        Ok((data, size))
+            other => other,
+        }
     }
 }
 
@@ -339,14 +380,15 @@ impl Storage for ObjectStoreStorage {
         start_after: Option<&str>,
     ) -> Result<Vec<ObjectMeta>, StorageError> {
         let dir = self.full(prefix.trim_end_matches('/'));
-        let stream = match start_after {
-            Some(after) => self.store.list_with_offset(Some(&dir), &self.full(after)),
-            None => self.store.list(Some(&dir)),
-        };
-        let found: Vec<object_store::ObjectMeta> = stream
-            .try_collect()
-            .await
-            .map_err(|e| map_err(prefix, "list", e))?;
+        let found: Vec<object_store::ObjectMeta> = again(|| {
+            let stream = match start_after {
+                Some(after) => self.store.list_with_offset(Some(&dir), &self.full(after)),
+                None => self.store.list(Some(&dir)),
+            };
+            stream.try_collect()
+        })
+        .await
+        .map_err(|e| map_err(prefix, "list", e))?;
         let mut out: Vec<ObjectMeta> = found
             .into_iter()
             .map(|m| self.meta(m))
@@ -366,18 +408,15 @@ impl Storage for ObjectStoreStorage {
     }
 
     async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
-        let res = self
-            .store
-            .get(&self.full(path))
+        let full = self.full(path);
+        again(|| async { self.store.get(&full).await?.bytes().await })
             .await
-            .map_err(|e| map_err(path, "get", e))?;
-        res.bytes().await.map_err(|e| map_err(path, "get", e))
+            .map_err(|e| map_err(path, "get", e))
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
-        let m = self
-            .store
-            .head(&self.full(path))
+        let full = self.full(path);
+        let m = again(|| self.store.head(&full))
             .await
             .map_err(|e| map_err(path, "head", e))?;
         Ok(self.meta(m))
