@@ -71,7 +71,9 @@ impl Config {
         let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
         let max_decoded_bytes = number(env, "DELTALENS_MAX_DECODED_BYTES", 256 << 20)?;
         let max_page_bytes = number(env, "DELTALENS_MAX_PAGE_BYTES", 32 << 20)?;
-        let retries = number(env, "DELTALENS_RETRIES", 2)?.min(10) as u32;
+        // as many as the tab (an Azure tail is a HEAD then a GET: a retry repeats both)
+        let default_retries = deltalens_storage::RetryPolicy::default().retries;
+        let retries = number(env, "DELTALENS_RETRIES", default_retries.into())?.min(10) as u32;
         let public = match get(env, "DELTALENS_PUBLIC").as_deref() {
             None | Some("false") => false,
             Some("true") => true,

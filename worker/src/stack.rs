@@ -66,12 +66,13 @@ fn sleep(d: Duration) -> Pin<Box<dyn Future<Output = ()>>> {
     Box::pin(deltalens_fetch_storage::sleep(d))
 }
 
-/// Retries of one read: short waits (100 ms, then 200 ms, …, at most 1 s), since a
-/// request has a wall-time budget of seconds and each attempt is a subrequest.
+/// Retries of one read: short waits (50 ms, then 100 ms, 200 ms, …, at most 1 s; jittered
+/// to between half and all of that), since a request has a wall-time budget of seconds,
+/// reads one file after another, and each attempt is a subrequest.
 fn retry_policy(retries: u32) -> RetryPolicy {
     RetryPolicy {
         retries,
-        initial_backoff: Duration::from_millis(100),
+        initial_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_secs(1),
     }
 }
