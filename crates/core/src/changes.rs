@@ -12,7 +12,7 @@ use arrow_schema::{DataType as ArrowType, Field, SchemaRef, TimeUnit};
 use crate::actions::{Action, Metadata, parse_actions};
 use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
-use crate::log_segment::{LogListing, read_files};
+use crate::log::{LogListing, read_files};
 use crate::protocol::check_readable;
 use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
 use crate::schema::{DataType, StructField};

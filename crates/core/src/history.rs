@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use crate::actions::parse_commit_info;
 use crate::error::{Error, Result};
-use crate::log_segment::{FETCH_CONCURRENCY, LogListing, read_files};
+use crate::limits::FETCH_CONCURRENCY;
+use crate::log::{LogListing, read_files};
 
 /// One commit of the table, with Trino's `$history` columns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,7 +107,7 @@ pub async fn read_history<S: Storage + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log_segment::list_log;
+    use crate::log::listing::list_log;
     use deltalens_storage::MemoryStorage;
     use futures::executor::block_on;
 
@@ -148,7 +149,7 @@ mod tests {
 
     fn mem_put(s: &deltalens_storage::CountingStorage<MemoryStorage>, v: u64, body: &str) {
         // CountingStorage exposes no writes: reach the inner store through a fresh handle.
-        inner(s).put(&crate::log_path::commit_path(v), body.to_string(), 77);
+        inner(s).put(&crate::log::commit_path(v), body.to_string(), 77);
     }
 
     fn inner(s: &deltalens_storage::CountingStorage<MemoryStorage>) -> &MemoryStorage {

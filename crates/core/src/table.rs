@@ -2,10 +2,9 @@
 
 use deltalens_storage::DynStorage;
 
-use crate::discovery::{Discover, discover_log, unless_empty};
 use crate::error::{Error, Result};
 use crate::history::{HistoryEntry, read_history};
-use crate::log_segment::{LogListing, latest_listing, list_log};
+use crate::log::{Discover, LogListing, find_log};
 use crate::snapshot::{Snapshot, load_protocol_and_metadata};
 use crate::time_travel::{ict_settings, version_at_timestamp};
 
@@ -49,24 +48,17 @@ impl Table {
     }
 
     async fn full_listing(&self) -> Result<LogListing> {
-        if !self.storage.can_list() {
-            return discover_log(self.storage.as_ref(), &self.location, Discover::All).await;
-        }
-        let storage = self.storage.as_ref();
-        match list_log(storage).await {
-            Err(Error::Storage(e)) if e.is_listing_refused() => {
-                discover_log(storage, &self.location, Discover::All).await
-            }
-            Ok(listing) => unless_empty(storage, listing, &self.location, Discover::All).await,
-            Err(e) => Err(e),
-        }
+        find_log(self.storage.as_ref(), &self.location, Discover::All).await
     }
 
     /// The snapshot at `spec`.
     pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
         let storage = self.storage.as_ref();
         let (listing, version) = match spec {
-            VersionSpec::Latest => (latest_listing(storage, &self.location).await?, None),
+            VersionSpec::Latest => (
+                find_log(storage, &self.location, Discover::Latest).await?,
+                None,
+            ),
             VersionSpec::Version(v) => (self.full_listing().await?, Some(v)),
             VersionSpec::Timestamp(ts) => {
                 let listing = self.full_listing().await?;
@@ -133,7 +125,7 @@ impl Table {
             listing.segment(None, &self.location)?;
         }
         // commit bodies read while discovering the log are not fetched again
-        let storage = &crate::prefetch::WithPrefetched {
+        let storage = &crate::log::prefetch::WithPrefetched {
             inner: storage,
             pre: &listing.prefetched,
         };
@@ -151,7 +143,7 @@ mod corrupt_input_tests {
 
     use super::*;
     use crate::error::Error;
-    use crate::log_path::{LAST_CHECKPOINT, commit_path};
+    use crate::log::{LAST_CHECKPOINT, commit_path};
 
     const P_AND_M: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
 {"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}}

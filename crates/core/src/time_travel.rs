@@ -7,8 +7,8 @@ use deltalens_storage::Storage;
 
 use crate::actions::{Metadata, Protocol, parse_commit_info};
 use crate::error::{Error, Result};
-use crate::log_segment::{LogListing, read_files};
-use crate::prefetch::WithPrefetched;
+use crate::log::prefetch::WithPrefetched;
+use crate::log::{LogListing, read_files};
 use crate::protocol::has_feature;
 
 /// Parse an ISO-8601 timestamp (zone optional, no zone = UTC) or a date (its start, UTC)
@@ -260,7 +260,7 @@ mod resolution_tests {
     use futures::executor::block_on;
 
     use super::*;
-    use crate::log_path::commit_path;
+    use crate::log::commit_path;
     use crate::table::{Table, VersionSpec};
 
     const P_AND_M: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}
