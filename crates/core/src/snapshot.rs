@@ -13,11 +13,15 @@ use crate::log::{LogSegment, read_files};
 use crate::partition_values::partition_value_json;
 use crate::protocol::check_readable;
 use crate::replay::Replay;
+use crate::scan::{Scan, ScanOptions};
 use crate::schema::TableSchema;
+use crate::table::Table;
 
-/// The state of a table at one version.
+/// The state of a table at one version, with the table it was read from: a snapshot
+/// scans its own files ([`Snapshot::scan`]).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
+    table: Table,
     pub version: u64,
     pub protocol: Protocol,
     pub metadata: Metadata,
@@ -47,11 +51,11 @@ fn require<T>(v: Option<T>, segment: &LogSegment, what: &str) -> Result<T> {
 }
 
 impl Snapshot {
-    /// Replay `segment`: its JSON commits (fetched concurrently) and checkpoint (read
-    /// concurrently with them, with column projection).
-    pub async fn load<S: Storage + ?Sized>(storage: &S, segment: &LogSegment) -> Result<Snapshot> {
+    /// Replay `segment` of `table`'s log: its JSON commits (fetched concurrently) and
+    /// checkpoint (read concurrently with them, with column projection).
+    pub async fn load(table: &Table, segment: &LogSegment) -> Result<Snapshot> {
         let storage = &WithPrefetched {
-            inner: storage,
+            inner: table.storage().as_ref(),
             pre: &segment.prefetched,
         };
         let commits = read_files(storage, segment.commits.iter().map(|f| f.path()));
@@ -86,6 +90,7 @@ impl Snapshot {
         let mut files = r.files;
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Snapshot {
+            table: table.clone(),
             version: segment.version,
             protocol,
             metadata,
@@ -96,6 +101,23 @@ impl Snapshot {
             commit_info,
             checkpoint_version: segment.checkpoint.as_ref().map(|c| c.version),
         })
+    }
+
+    /// The table this snapshot was read from.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The same version read through `table` (another storage for the same location:
+    /// a per-request budget, a store holding the files in memory).
+    pub fn with_table(mut self, table: Table) -> Snapshot {
+        self.table = table;
+        self
+    }
+
+    /// Plan a scan of this version's files; unknown columns are an error that names them.
+    pub fn scan(&self, options: ScanOptions) -> Result<Scan<'_>> {
+        Scan::new(self, options)
     }
 
     /// Number of active files.

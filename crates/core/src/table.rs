@@ -26,7 +26,9 @@ pub struct Table {
 }
 
 impl Table {
-    /// `location` is only used in messages.
+    /// The table at `location` (its root URL or path, as given), read through `storage`
+    /// (rooted at the table). Data-file and deletion-vector paths the log writes as
+    /// absolute URLs are resolved against `location`; messages name it.
     pub fn new(storage: DynStorage, location: impl Into<String>) -> Self {
         Table {
             storage,
@@ -67,7 +69,7 @@ impl Table {
             }
         };
         let segment = listing.segment(version, &self.location)?;
-        Snapshot::load(storage, &segment).await
+        Snapshot::load(self, &segment).await
     }
 
     /// The version that `TIMESTAMP AS OF ts_ms` reads.
