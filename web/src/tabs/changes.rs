@@ -15,8 +15,8 @@ use leptos::prelude::*;
 
 use crate::errors::explain;
 use crate::rows::{self, Grid};
+use crate::state::use_ctx;
 use crate::tabs::{bars, grid_view};
-use crate::ui::use_ctx;
 
 const LIMIT: usize = 1000;
 

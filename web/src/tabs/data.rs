@@ -12,8 +12,8 @@ use leptos::prelude::*;
 
 use crate::errors::explain;
 use crate::rows;
+use crate::state::use_ctx;
 use crate::tabs::grid_view;
-use crate::ui::use_ctx;
 
 const STEP: usize = 100;
 
