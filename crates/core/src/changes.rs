@@ -13,10 +13,11 @@ use crate::actions::{Action, Metadata, parse_actions};
 use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
 use crate::log::{LogListing, read_files};
+use crate::metadata::load_protocol_and_metadata;
 use crate::protocol::check_readable;
 use crate::scan::{FileRead, RowMask, ScanMetrics, ScanOptions};
 use crate::schema::{DataType, StructField};
-use crate::snapshot::{Snapshot, load_protocol_and_metadata};
+use crate::snapshot::Snapshot;
 use crate::table::Table;
 
 /// Name of the change type column.

@@ -9,6 +9,7 @@ use crate::actions::parse_commit_info;
 use crate::error::{Error, Result};
 use crate::limits::FETCH_CONCURRENCY;
 use crate::log::{LogListing, read_files};
+use crate::table::Table;
 
 /// One commit of the table, with Trino's `$history` columns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -102,6 +103,23 @@ pub async fn read_history<S: Storage + ?Sized>(
         entries[i].timestamp = t;
     }
     Ok(entries)
+}
+
+impl Table {
+    /// Commit history, newest first.
+    pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
+        let storage = self.storage().as_ref();
+        let listing = self.full_listing().await?;
+        if listing.latest_version().is_none() {
+            listing.segment(None, self.location())?;
+        }
+        // commit bodies read while discovering the log are not fetched again
+        let storage = &crate::log::prefetch::WithPrefetched {
+            inner: storage,
+            pre: &listing.prefetched,
+        };
+        read_history(storage, &listing, limit).await
+    }
 }
 
 #[cfg(test)]

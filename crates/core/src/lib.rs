@@ -13,6 +13,7 @@ pub mod history;
 pub mod like;
 pub mod limits;
 pub mod log;
+pub mod metadata;
 mod parquet_read;
 pub mod partition_values;
 pub mod predicate;

@@ -205,6 +205,13 @@ pub struct Scan<'a> {
     decoded: AtomicU64,
 }
 
+impl Snapshot {
+    /// Plan a scan of this version's files; unknown columns are an error that names them.
+    pub fn scan(&self, options: ScanOptions) -> Result<Scan<'_>> {
+        Scan::new(self, options)
+    }
+}
+
 impl<'a> Scan<'a> {
     /// Plan a scan of `snapshot` ([`Snapshot::scan`]); unknown columns are an error that
     /// names them.

@@ -2,23 +2,21 @@
 
 use std::collections::BTreeMap;
 
-use deltalens_storage::Storage;
-
 use crate::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Txn, parse_actions};
 use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
-use crate::limits::FETCH_CONCURRENCY;
 use crate::log::prefetch::WithPrefetched;
+use crate::log::{Discover, find_log};
 use crate::log::{LogSegment, read_files};
+use crate::metadata::require;
 use crate::partition_values::partition_value_json;
 use crate::protocol::check_readable;
 use crate::replay::Replay;
-use crate::scan::{Scan, ScanOptions};
 use crate::schema::TableSchema;
-use crate::table::Table;
+use crate::table::{Table, VersionSpec};
 
 /// The state of a table at one version, with the table it was read from: a snapshot
-/// scans its own files ([`Snapshot::scan`]).
+/// scans its own files ([`Snapshot::scan`], in `scan`).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     table: Table,
@@ -40,13 +38,6 @@ fn commit_info_of(actions: &[Action]) -> Option<serde_json::Map<String, serde_js
     actions.iter().find_map(|a| match a {
         Action::CommitInfo(c) => Some(c.clone()),
         _ => None,
-    })
-}
-
-fn require<T>(v: Option<T>, segment: &LogSegment, what: &str) -> Result<T> {
-    v.ok_or_else(|| Error::InvalidLog {
-        path: format!("_delta_log (version {})", segment.version),
-        message: format!("no {what} action found in the log; the table is corrupt or incomplete"),
     })
 }
 
@@ -113,11 +104,6 @@ impl Snapshot {
     pub fn with_table(mut self, table: Table) -> Snapshot {
         self.table = table;
         self
-    }
-
-    /// Plan a scan of this version's files; unknown columns are an error that names them.
-    pub fn scan(&self, options: ScanOptions) -> Result<Scan<'_>> {
-        Scan::new(self, options)
     }
 
     /// Number of active files.
@@ -197,36 +183,23 @@ impl Snapshot {
     }
 }
 
-/// Protocol and metadata of `segment` without reconciling files: commits are read
-/// newest first until both are found, then (if needed) only the protocol and metaData
-/// columns of the checkpoint.
-pub async fn load_protocol_and_metadata<S: Storage + ?Sized>(
-    storage: &S,
-    segment: &LogSegment,
-) -> Result<(Protocol, Metadata)> {
-    let mut replay = Replay::new();
-    for chunk in segment.commits.rchunks(FETCH_CONCURRENCY) {
-        let data = read_files(storage, chunk.iter().map(|f| f.path())).await?;
-        for (f, d) in chunk.iter().zip(data).rev() {
-            let actions = parse_actions(f.path(), &d)?
-                .into_iter()
-                .filter(|a| matches!(a, Action::Protocol(_) | Action::Metadata(_)))
-                .collect();
-            replay.commit(actions);
-        }
-        if replay.has_protocol_and_metadata() {
-            break;
-        }
+impl Table {
+    /// The snapshot at `spec`.
+    pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
+        let storage = self.storage().as_ref();
+        let (listing, version) = match spec {
+            VersionSpec::Latest => (
+                find_log(storage, self.location(), Discover::Latest).await?,
+                None,
+            ),
+            VersionSpec::Version(v) => (self.full_listing().await?, Some(v)),
+            VersionSpec::Timestamp(ts) => {
+                let listing = self.full_listing().await?;
+                let v = self.version_at(&listing, ts).await?;
+                (listing, Some(v))
+            }
+        };
+        let segment = listing.segment(version, self.location())?;
+        Snapshot::load(self, &segment).await
     }
-    if !replay.has_protocol_and_metadata()
-        && let Some(cp) = &segment.checkpoint
-    {
-        replay.checkpoint(
-            read_checkpoint(storage, &cp.parts, CheckpointRead::ProtocolAndMetadata).await?,
-        );
-    }
-    let r = replay.finish();
-    let protocol = require(r.protocol, segment, "protocol")?;
-    check_readable(&protocol)?;
-    Ok((protocol, require(r.metadata, segment, "metaData")?))
 }
