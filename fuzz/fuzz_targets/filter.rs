@@ -6,20 +6,20 @@
 
 use arrow_array::RecordBatch;
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::{Scan, ScanOptions};
-use deltalens_fuzz::{LOCATION, block_on, table};
+use deltalens_core::scan::ScanOptions;
+use deltalens_fuzz::{block_on, table};
 
 fn scan(p: &Predicate, prune: bool) -> Option<Result<Option<RecordBatch>, String>> {
-    let (storage, snapshot) = table::table();
+    let (_, snapshot) = table::table();
     let options = ScanOptions {
         filter: Some(p.clone()),
         prune,
         batch_size: 3,
         ..ScanOptions::default()
     };
-    let scan = Scan::new(snapshot, LOCATION, options).ok()?;
+    let scan = snapshot.scan(options).ok()?;
     let mut batches = Vec::new();
-    let run = block_on(scan.execute(storage.as_ref(), &mut |b| {
+    let run = block_on(scan.execute(&mut |b| {
         batches.push(b);
         Ok(true)
     }));

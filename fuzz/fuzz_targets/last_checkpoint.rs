@@ -1,9 +1,8 @@
-//! `_delta_log/_last_checkpoint`: `last_checkpoint::Hint::parse`, `Hint::part_paths` and
-//! `last_checkpoint::fetch_hinted` against a store holding small files at those paths.
+//! `_delta_log/_last_checkpoint`: `log::hint::Hint::parse`, `Hint::part_paths` and
+//! `log::hint::fetch_hinted` against a store holding small files at those paths.
 #![no_main]
 
-use deltalens_core::last_checkpoint::{Hint, fetch_hinted};
-use deltalens_core::log_path::{LOG_DIR, LogFile, LogFileKind};
+use deltalens_core::log::{Hint, LOG_DIR, LogFile, LogFileKind, fetch_hinted};
 use deltalens_fuzz::{IntoPaths, block_on, memory_table};
 use deltalens_storage::ObjectMeta;
 

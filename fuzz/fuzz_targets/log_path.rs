@@ -1,9 +1,9 @@
-//! Names of listed `_delta_log/` files: `log_path::LogFile::parse` on any name (listings
+//! Names of listed `_delta_log/` files: `log::path::LogFile::parse` on any name (listings
 //! come from the store). A recognised commit or checkpoint name is the one its version
 //! formats to.
 #![no_main]
 
-use deltalens_core::log_path::{CheckpointKind, LOG_DIR, LogFile, LogFileKind, commit_path};
+use deltalens_core::log::{CheckpointKind, LOG_DIR, LogFile, LogFileKind, commit_path};
 use deltalens_storage::ObjectMeta;
 
 deltalens_fuzz::target!(|data| {

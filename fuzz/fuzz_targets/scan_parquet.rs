@@ -6,7 +6,8 @@
 #![no_main]
 
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::Table;
+use deltalens_core::scan::ScanOptions;
 use deltalens_fuzz::{LOCATION, block_on, memory_table, table};
 
 deltalens_fuzz::target!(|data| {
@@ -17,6 +18,8 @@ deltalens_fuzz::target!(|data| {
         f.stats = None;
     }
     let (_, storage) = memory_table(&[(table::DATA_FILE, data)]);
+    // the same version read through a store holding the input as its data file
+    let snapshot = snapshot.with_table(Table::new(storage, LOCATION));
     let filters = [
         None,
         Some("id > 1 AND brand <> 'x'"),
@@ -32,11 +35,11 @@ deltalens_fuzz::target!(|data| {
             batch_size: 2,
             ..ScanOptions::default()
         };
-        let Ok(scan) = Scan::new(&snapshot, LOCATION, options) else {
+        let Ok(scan) = snapshot.scan(options) else {
             continue;
         };
         let schema = scan.schema();
-        let _ = block_on(scan.execute(storage.as_ref(), &mut |b| {
+        let _ = block_on(scan.execute(&mut |b| {
             assert_eq!(
                 b.schema(),
                 schema,

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use deltalens_core::scan::{Scan, ScanOptions, data_file_path};
+use deltalens_core::scan::{ScanOptions, data_file_path};
 use deltalens_core::{Table, VersionSpec};
 use deltalens_fuzz::{LOCATION, block_on, memory_table};
 
@@ -51,7 +51,7 @@ deltalens_fuzz::target!(|data| {
             let _ = snapshot.num_rows();
             let _ = snapshot.size_bytes();
             let _ = snapshot.properties();
-            if let Ok(scan) = Scan::new(&snapshot, LOCATION, ScanOptions::default()) {
+            if let Ok(scan) = snapshot.scan(ScanOptions::default()) {
                 let _ = scan.schema();
                 let _ = scan.files().len();
             }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_object_store::ObjectStoreStorage;
 use deltalens_storage::{ByteRange, CountingStorage, RequestKind, Storage};
@@ -41,9 +41,9 @@ fn limit_preview_reads_only_first_row_group_chunks() {
         limit: Some(10),
         ..Default::default()
     };
-    let scan = Scan::new(&snap, table.location(), opts).unwrap();
+    let scan = snap.scan(opts).unwrap();
     let mut rows = 0;
-    rt.block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+    rt.block_on(scan.execute(&mut |b| {
         rows += b.num_rows();
         Ok(true)
     }))

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_tests::canonical::canonical_lines;
 use deltalens_tests::{conformance_dir, open_local, runtime};
@@ -24,9 +24,9 @@ fn read_json(p: &Path) -> Value {
 
 async fn scan_lines(table: &Table, v: u64) -> Result<Vec<String>, deltalens_core::Error> {
     let snap = table.snapshot(VersionSpec::Version(v)).await?;
-    let scan = Scan::new(&snap, table.location(), ScanOptions::default())?;
+    let scan = snap.scan(ScanOptions::default())?;
     let mut batches = Vec::new();
-    scan.execute(table.storage().as_ref(), &mut |b| {
+    scan.execute(&mut |b| {
         batches.push(b);
         Ok(true)
     })
@@ -130,7 +130,7 @@ fn conformance_cdf() {
             let changes = Changes::new(&table, from, Some(to), ScanOptions::default()).await?;
             let mut batches = Vec::new();
             changes
-                .execute(&table, &mut |b| {
+                .execute(&mut |b| {
                     batches.push(b);
                     Ok(true)
                 })

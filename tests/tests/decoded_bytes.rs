@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Error, Table, VersionSpec};
 use deltalens_object_store::ObjectStoreStorage;
 use deltalens_query::QueryError;
@@ -29,9 +29,9 @@ fn scan(table: &Table, max: Option<u64>) -> Result<(usize, u64), Error> {
         max_decoded_bytes: max,
         ..Default::default()
     };
-    let scan = Scan::new(&snap, table.location(), opts).unwrap();
+    let scan = snap.scan(opts).unwrap();
     let (mut rows, mut bytes) = (0, 0);
-    rt.block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+    rt.block_on(scan.execute(&mut |b| {
         rows += b.num_rows();
         bytes += b.get_array_memory_size() as u64;
         Ok(true)

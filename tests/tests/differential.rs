@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::schema::StructField;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_tests::canonical::canonical_lines;
@@ -197,9 +197,9 @@ async fn ours(
         limit,
         ..Default::default()
     };
-    let scan = Scan::new(&snap, table.location(), opts).unwrap();
+    let scan = snap.scan(opts).unwrap();
     let mut batches = Vec::new();
-    scan.execute(table.storage().as_ref(), &mut |b| {
+    scan.execute(&mut |b| {
         batches.push(b);
         Ok(true)
     })

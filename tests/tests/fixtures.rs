@@ -192,7 +192,7 @@ fn change_feed_is_refused_where_not_enabled() {
     let e = rt
         .block_on(async {
             let c = Changes::new(&table, 1, None, ScanOptions::default()).await?;
-            c.execute(&table, &mut |_| Ok(true)).await
+            c.execute(&mut |_| Ok(true)).await
         })
         .unwrap_err();
     assert!(matches!(e, Error::CdfNotEnabled { version: 1 }), "{e}");
@@ -202,7 +202,7 @@ fn change_feed_is_refused_where_not_enabled() {
 #[test]
 fn statistics_only_as_struct_are_read_from_the_checkpoint() {
     use deltalens_core::predicate::Predicate;
-    use deltalens_core::scan::{Scan, ScanOptions};
+    use deltalens_core::scan::ScanOptions;
     let rt = runtime();
     let table = open_local(&fixtures_dir().join("stats_struct"));
     let snap = rt.block_on(table.snapshot(VersionSpec::Latest)).unwrap();
@@ -212,10 +212,10 @@ fn statistics_only_as_struct_are_read_from_the_checkpoint() {
         filter: Some(Predicate::parse("id >= 25").unwrap()),
         ..Default::default()
     };
-    let scan = Scan::new(&snap, table.location(), opts).unwrap();
+    let scan = snap.scan(opts).unwrap();
     let mut rows = 0;
     let m = rt
-        .block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+        .block_on(scan.execute(&mut |b| {
             rows += b.num_rows();
             Ok(true)
         }))
@@ -227,13 +227,13 @@ fn statistics_only_as_struct_are_read_from_the_checkpoint() {
 #[test]
 fn every_parquet_codec_reads() {
     use arrow_array::cast::AsArray;
-    use deltalens_core::scan::{Scan, ScanOptions};
+    use deltalens_core::scan::ScanOptions;
     let rt = runtime();
     let table = open_local(&fixtures_dir().join("codecs"));
     let snap = rt.block_on(table.snapshot(VersionSpec::Latest)).unwrap();
-    let scan = Scan::new(&snap, table.location(), ScanOptions::default()).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
     let mut seen = std::collections::BTreeMap::new();
-    rt.block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+    rt.block_on(scan.execute(&mut |b| {
         let codec = b.column(1).as_string::<i32>();
         for i in 0..b.num_rows() {
             *seen.entry(codec.value(i).to_string()).or_insert(0) += 1;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Error, Table, VersionSpec};
 use deltalens_storage::{
     ByteRange, CountingStorage, MemoryStorage, ObjectMeta, Storage, StorageError,
@@ -71,8 +71,8 @@ fn data_paths_cannot_leave_the_table() {
     ] {
         let (t, counting) = mem_table(&[(C0, commit0(&[add(path, 10, 1)]))]);
         let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
-        let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
-        let e = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+        let scan = s.scan(ScanOptions::default()).unwrap();
+        let e = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();
         assert!(matches!(e, Error::DataFile { .. }), "{path}: {e}");
         assert!(
             !counting.records().iter().any(|r| r.path.contains("secret")),
@@ -203,8 +203,8 @@ fn a_footer_cannot_size_a_read() {
     });
     let t = Table::new(store.clone(), "mem://t");
     let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
-    let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
-    let e = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+    let scan = s.scan(ScanOptions::default()).unwrap();
+    let e = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();
     assert!(
         matches!(
             e,
@@ -427,8 +427,8 @@ fn parquet_regressions_from_fuzzing_are_errors() {
             mem.put("x.parquet", bytes.clone(), 0);
             let t = Table::new(Arc::new(mem), "mem://t");
             let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
-            let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
-            let _ = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true)));
+            let scan = s.scan(ScanOptions::default()).unwrap();
+            let _ = block_on(scan.execute(&mut |_| Ok(true)));
             // as a checkpoint
             let mem = MemoryStorage::new();
             mem.put(
@@ -550,9 +550,9 @@ fn a_page_claiming_2_gib_is_refused_before_it_is_allocated() {
         prune: true,
         ..ScanOptions::default()
     };
-    let scan = Scan::new(&s, t.location(), options).unwrap();
+    let scan = s.scan(options).unwrap();
     let before = peak_rss();
-    let err = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+    let err = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();
     let grown = peak_rss().saturating_sub(before);
     match &err {
         Error::LimitExceeded {
@@ -604,9 +604,9 @@ fn a_page_inflating_past_its_claimed_size_stops_at_the_claim() {
         mem.put("x.parquet", bytes, 0);
         let t = Table::new(Arc::new(mem), "mem://t");
         let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
-        let scan = Scan::new(&s, t.location(), ScanOptions::default()).unwrap();
+        let scan = s.scan(ScanOptions::default()).unwrap();
         let before = peak_rss();
-        let err = block_on(scan.execute(t.storage().as_ref(), &mut |_| Ok(true))).unwrap_err();
+        let err = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();
         let grown = peak_rss().saturating_sub(before);
         let message = err.to_string();
         assert!(

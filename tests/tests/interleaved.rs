@@ -2,7 +2,7 @@
 //! returns the same rows as `execute`, in some order, and stops when the sink says so.
 
 use deltalens_core::VersionSpec;
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_tests::canonical::canonical_lines;
 use deltalens_tests::{FIXTURES, fixtures_dir, open_local, runtime};
 
@@ -13,10 +13,9 @@ fn interleaved_shares_return_the_same_rows() {
     for name in FIXTURES {
         let table = open_local(&fixtures_dir().join(name));
         let snap = rt.block_on(table.snapshot(VersionSpec::Latest)).unwrap();
-        let scan = Scan::new(&snap, table.location(), ScanOptions::default()).unwrap();
-        let storage = table.storage().as_ref();
+        let scan = snap.scan(ScanOptions::default()).unwrap();
         let mut one = Vec::new();
-        rt.block_on(scan.execute(storage, &mut |b| {
+        rt.block_on(scan.execute(&mut |b| {
             one.push(b);
             Ok(true)
         }))
@@ -24,7 +23,7 @@ fn interleaved_shares_return_the_same_rows() {
         for shares in [2, 3, 7] {
             let mut many = Vec::new();
             let m = rt
-                .block_on(scan.execute_interleaved(storage, shares, &mut |b| {
+                .block_on(scan.execute_interleaved(shares, &mut |b| {
                     many.push(b);
                     Ok(true)
                 }))
@@ -39,7 +38,7 @@ fn interleaved_shares_return_the_same_rows() {
         }
         // the sink stopping after the first batch stops every share
         let mut batches = 0;
-        rt.block_on(scan.execute_interleaved(storage, 3, &mut |_| {
+        rt.block_on(scan.execute_interleaved(3, &mut |_| {
             batches += 1;
             Ok(false)
         }))

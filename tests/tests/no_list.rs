@@ -177,7 +177,7 @@ fn history_and_changes_without_listing_match_listing() {
                 .await
                 .map_err(|e| e.to_string())?;
             let mut batches = Vec::new();
-            c.execute(table, &mut |b| {
+            c.execute(&mut |b| {
                 batches.push(b);
                 Ok(true)
             })

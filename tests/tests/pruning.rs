@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use arrow_array::{Array, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::{Scan, ScanMetrics, ScanOptions};
+use deltalens_core::scan::{ScanMetrics, ScanOptions};
 use deltalens_core::schema::DataType;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_tests::canonical::canonical_lines;
@@ -24,10 +24,10 @@ async fn run(
         prune,
         ..Default::default()
     };
-    let scan = Scan::new(&snap, table.location(), opts)?;
+    let scan = snap.scan(opts)?;
     let mut batches: Vec<RecordBatch> = Vec::new();
     let m = scan
-        .execute(table.storage().as_ref(), &mut |b| {
+        .execute(&mut |b| {
             batches.push(b);
             Ok(true)
         })
@@ -82,17 +82,14 @@ fn pruning_never_changes_results() {
         };
         // some rows to take values from
         let mut sample: Vec<RecordBatch> = Vec::new();
-        let scan = Scan::new(
-            &snap,
-            table.location(),
-            ScanOptions {
+        let scan = snap
+            .scan(ScanOptions {
                 limit: Some(64),
                 ..Default::default()
-            },
-        )
-        .unwrap();
+            })
+            .unwrap();
         if rt
-            .block_on(scan.execute(table.storage().as_ref(), &mut |b| {
+            .block_on(scan.execute(&mut |b| {
                 sample.push(b);
                 Ok(true)
             }))

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use deltalens_core::last_checkpoint::Hint;
+use deltalens_core::log::Hint;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_object_store::ObjectStoreStorage;
 use deltalens_storage::{ByteRange, CountingStorage, ObjectMeta, Storage, StorageError};

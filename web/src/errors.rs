@@ -8,6 +8,9 @@ use deltalens_storage::StorageError;
 pub fn explain(e: &Error) -> String {
     let what = e.to_string();
     let hint = match e {
+        // the one match on text: a fetch the browser refused (network or CORS) is a
+        // `Backend` error like any other backend failure; fetch-storage says which in the
+        // message only (its CORS hint, the browser's "Failed to fetch")
         Error::Storage(StorageError::Backend { message, .. })
             if message.contains("CORS") || message.contains("Failed to fetch") =>
         {

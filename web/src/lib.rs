@@ -3,11 +3,15 @@
 //! in the tab: the core reads the table straight from storage with range requests.
 //!
 //! The app is thin: it parses input, calls the core (through `session`), and renders.
-//! Core errors become UI text in one place (`errors`).
+//! Core errors become UI text in one place (`errors`); values become text in `format`.
+//! Imports go one way: `ui` (the page) renders `tabs`, and both read and change
+//! `state`; nothing imports `ui`.
 
 pub mod errors;
+pub mod format;
 pub mod rows;
 pub mod session;
+pub mod state;
 pub mod tabs;
 pub mod ui;
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use deltalens_core::Table;
-use deltalens_fetch_storage::{BrowserOptions, FetchStorage};
+use deltalens_fetch_storage::{BrowserOptions, FetchStorage, LocationError};
 use std::time::Duration;
 
 use deltalens_storage::{CachingStorage, CountingStorage, RequestStats, RetryPolicy, RetryStorage};
@@ -40,9 +40,9 @@ pub fn now_ms() -> f64 {
 
 impl Session {
     /// Open `url` with the given storage options (nothing is fetched yet).
-    pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, String> {
+    pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, LocationError> {
         let url = url.trim().trim_end_matches('/').to_string();
-        let fetch = Arc::new(FetchStorage::open(&url, opts).map_err(|e| e.to_string())?);
+        let fetch = Arc::new(FetchStorage::open(&url, opts)?);
         let retry = RetryStorage::new(Arc::clone(&fetch), RetryPolicy::default(), sleep as Sleep);
         let counter = Arc::new(CountingStorage::with_clock(
             CachingStorage::new(retry, CACHE_BYTES),

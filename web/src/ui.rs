@@ -1,231 +1,19 @@
-//! The page: the open form, the version bar (time travel), the tabs, the status line with
-//! progress and cancel, and the error box. Shared state lives in [`Ctx`].
+//! The page's components: the open form (storage options, recent tables), the link
+//! confirmation, the version bar (time travel, follow), the tab bar with the tab shown,
+//! the status line with progress and cancel, and the error box. The state they show and
+//! change lives in [`crate::state`]; the tabs in [`crate::tabs`].
 
-use std::future::Future;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deltalens_core::time_travel::parse_timestamp;
-use deltalens_core::{HistoryEntry, Snapshot, VersionSpec};
-use futures::future::{AbortHandle, Abortable};
+use deltalens_core::VersionSpec;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::errors::explain;
-use crate::session::{self, Form, Session, UrlState};
+use crate::format::{fmt_io, fmt_ranges_ignored};
+use crate::session::{self, Form};
+use crate::state::{Ctx, Tab, use_ctx};
 use crate::tabs;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tab {
-    Overview,
-    Schema,
-    History,
-    Data,
-    Changes,
-    Diff,
-    Files,
-}
-
-impl Tab {
-    pub const ALL: [Tab; 7] = [
-        Tab::Overview,
-        Tab::Schema,
-        Tab::History,
-        Tab::Data,
-        Tab::Changes,
-        Tab::Diff,
-        Tab::Files,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Tab::Overview => "overview",
-            Tab::Schema => "schema",
-            Tab::History => "history",
-            Tab::Data => "data",
-            Tab::Changes => "changes",
-            Tab::Diff => "diff",
-            Tab::Files => "files",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Tab> {
-        Tab::ALL.into_iter().find(|t| t.name() == s)
-    }
-}
-
-/// State shared by every part of the page.
-#[derive(Clone, Copy)]
-pub struct Ctx {
-    pub session: RwSignal<Option<Rc<Session>>, LocalStorage>,
-    pub snapshot: RwSignal<Option<Arc<Snapshot>>, LocalStorage>,
-    /// The newest version known.
-    pub latest: RwSignal<Option<u64>>,
-    /// The version being looked at (`None`: follow the latest).
-    pub version: RwSignal<Option<u64>>,
-    pub tab: RwSignal<Tab>,
-    /// What is running (for the status line), if anything.
-    pub busy: RwSignal<Option<String>>,
-    /// Requests and bytes since the table was opened, and reads a server answered with
-    /// the whole file (it ignores Range).
-    pub io: RwSignal<(u64, u64, u64)>,
-    pub error: RwSignal<Option<String>>,
-    /// History entries loaded so far, newest first.
-    pub history: RwSignal<Vec<HistoryEntry>>,
-    cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
-}
-
-impl Ctx {
-    fn new() -> Ctx {
-        Ctx {
-            session: RwSignal::new_local(None),
-            snapshot: RwSignal::new_local(None),
-            latest: RwSignal::new(None),
-            version: RwSignal::new(None),
-            tab: RwSignal::new(Tab::Overview),
-            busy: RwSignal::new(None),
-            io: RwSignal::new((0, 0, 0)),
-            error: RwSignal::new(None),
-            history: RwSignal::new(Vec::new()),
-            cancel: StoredValue::new_local(None),
-        }
-    }
-
-    pub fn refresh_io(self) {
-        if let Some(s) = self.session.get_untracked() {
-            let st = s.stats();
-            self.io
-                .set((st.requests, st.bytes, s.fetch.ranges_ignored()));
-        }
-    }
-
-    /// Run a long operation: shows progress, can be cancelled (the future is dropped,
-    /// which aborts its requests), and reports its error.
-    pub fn run(
-        self,
-        label: impl Into<String>,
-        fut: impl Future<Output = Result<(), String>> + 'static,
-    ) {
-        self.cancel();
-        let (handle, reg) = AbortHandle::new_pair();
-        self.cancel.set_value(Some(handle));
-        self.busy.set(Some(label.into()));
-        self.error.set(None);
-        spawn_local(async move {
-            match Abortable::new(fut, reg).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => self.error.set(Some(e)),
-                Err(_) => self.error.set(Some("Cancelled.".into())),
-            }
-            self.busy.set(None);
-            self.refresh_io();
-        });
-    }
-
-    pub fn cancel(self) {
-        if let Some(h) = self.cancel.get_value() {
-            h.abort();
-        }
-        self.cancel.set_value(None);
-    }
-
-    pub fn write_url(self) {
-        session::write_url(&UrlState {
-            table: self.session.get_untracked().map(|s| s.url.clone()),
-            version: self.version.get_untracked(),
-            tab: Some(self.tab.get_untracked().name().to_string()),
-        });
-    }
-
-    /// Load the snapshot at `version` (latest when `None`).
-    pub fn load(self, version: Option<u64>) {
-        let Some(s) = self.session.get_untracked() else {
-            return;
-        };
-        self.version.set(version);
-        self.write_url();
-        let label = match version {
-            Some(v) => format!("reading version {v}"),
-            None => "reading the latest version".to_string(),
-        };
-        self.run(label, async move {
-            let spec = version.map_or(VersionSpec::Latest, VersionSpec::Version);
-            let snap = s.table.snapshot(spec).await.map_err(|e| explain(&e))?;
-            if version.is_none() || self.latest.get_untracked().is_none_or(|l| snap.version > l) {
-                if version.is_none() {
-                    self.latest.set(Some(snap.version));
-                } else {
-                    // the latest is needed for the slider: a second, cheap open
-                    let latest = s
-                        .table
-                        .snapshot(VersionSpec::Latest)
-                        .await
-                        .map_err(|e| explain(&e))?;
-                    self.latest.set(Some(latest.version));
-                }
-            }
-            self.snapshot.set(Some(Arc::new(snap)));
-            Ok(())
-        });
-    }
-
-    /// Open a table URL and show it.
-    pub fn open(self, url: String, form: &Form, version: Option<u64>) {
-        match Session::open(&url, &form.options()) {
-            Ok(s) => {
-                session::remember_recent(&s.url);
-                self.session.set(Some(Rc::new(s)));
-                self.snapshot.set(None);
-                self.latest.set(None);
-                self.history.set(Vec::new());
-                self.load(version);
-            }
-            Err(e) => self.error.set(Some(e)),
-        }
-    }
-
-    /// Time travel to the version current at `ts` (TIMESTAMP AS OF).
-    pub fn travel_to(self, ts: String) {
-        let Some(s) = self.session.get_untracked() else {
-            return;
-        };
-        self.run(format!("finding the version at {ts}"), async move {
-            let ms = parse_timestamp(&ts).map_err(|e| explain(&e))?;
-            let v = s
-                .table
-                .version_at_timestamp(ms)
-                .await
-                .map_err(|e| explain(&e))?;
-            self.load(Some(v));
-            Ok(())
-        });
-    }
-}
-
-pub fn use_ctx() -> Ctx {
-    use_context::<Ctx>().unwrap_or_else(Ctx::new)
-}
-
-pub fn fmt_bytes(n: i64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v.abs() >= 1024.0 && u < units.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
-}
-
-pub fn fmt_ts(ms: Option<i64>) -> String {
-    ms.map(deltalens_core::time_travel::format_timestamp)
-        .unwrap_or_default()
-}
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -391,9 +179,9 @@ fn Status() -> impl IntoView {
                 <span class="busy">{b}"… "</span>
                 <button id="cancel" on:click=move |_| ctx.cancel()>"Cancel"</button>
             })}
-            <span id="io">{move || { let (r, b, _) = ctx.io.get(); format!("{r} requests, {} read", fmt_bytes(b as i64)) }}</span>
+            <span id="io">{move || { let (r, b, _) = ctx.io.get(); fmt_io(r, b) }}</span>
             {move || { let (_, _, ignored) = ctx.io.get(); (ignored > 0).then(|| view! {
-                <span class="warning" id="range-ignored">{format!(" · the server ignores Range: {ignored} reads downloaded whole files (slower; correct)")}</span>
+                <span class="warning" id="range-ignored">{fmt_ranges_ignored(ignored)}</span>
             }) }}
         </div>
         {move || ctx.error.get().map(|e| view! { <pre class="error" id="error">{e}</pre> })}

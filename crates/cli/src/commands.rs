@@ -284,9 +284,8 @@ pub async fn scan(
     at: VersionSpec,
     rows: &crate::RowArgs,
 ) -> Result<String, String> {
-    use deltalens_core::scan::Scan;
     let s = t.table.snapshot(at).await.map_err(|e| e.to_string())?;
-    let scan = Scan::new(&s, t.table.location(), scan_options(rows)?).map_err(|e| e.to_string())?;
+    let scan = s.scan(scan_options(rows)?).map_err(|e| e.to_string())?;
     let schema = scan.schema();
     let mut writer = crate::output::Writer::new(rows.format, out_stream(rows)?, &schema)?;
     let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0));
@@ -302,7 +301,6 @@ pub async fn scan(
         // (its handle), whose workers keep serving the connections the storage pools
         // while this thread blocks below. Batches come back through a small channel, so
         // memory stays bounded.
-        let storage = t.table.storage().as_ref();
         let handle = tokio::runtime::Handle::current();
         let (btx, brx) = std::sync::mpsc::sync_channel(threads * 2);
         let result: Result<(), String> = std::thread::scope(|scope| {
@@ -311,9 +309,9 @@ pub async fn scan(
                 let (btx, scan, handle) = (btx.clone(), &scan, handle.clone());
                 workers.push(scope.spawn(move || -> Result<(), String> {
                     handle
-                        .block_on(scan.execute_partition(storage, part, threads, &mut |b| {
-                            Ok(btx.send(b).is_ok())
-                        }))
+                        .block_on(
+                            scan.execute_partition(part, threads, &mut |b| Ok(btx.send(b).is_ok())),
+                        )
                         .map_err(|e| e.to_string())?;
                     Ok(())
                 }));
@@ -336,7 +334,7 @@ pub async fn scan(
         release(s);
         return Ok(String::new());
     }
-    scan.execute(t.table.storage().as_ref(), &mut |b| {
+    scan.execute(&mut |b| {
         n += b.num_rows();
         progress.clear();
         if let Err(e) = writer.write(&b) {
@@ -367,10 +365,10 @@ pub async fn changes(
     let c = Changes::new(&t.table, from, to, scan_options(rows)?)
         .await
         .map_err(|e| e.to_string())?;
-    let schema = c.schema(&t.table).map_err(|e| e.to_string())?;
+    let schema = c.schema().map_err(|e| e.to_string())?;
     let mut writer = crate::output::Writer::new(rows.format, out_stream(rows)?, &schema)?;
     let mut write_err = None;
-    c.execute(&t.table, &mut |b| {
+    c.execute(&mut |b| {
         if let Err(e) = writer.write(&b) {
             write_err = Some(e);
             return Ok(false);
@@ -426,7 +424,7 @@ pub async fn diff(
         ..Default::default()
     };
     let mut batches = Vec::new();
-    d.rows(&t.table, &options, &mut |b| {
+    d.rows(&options, &mut |b| {
         batches.push(b);
         Ok(true)
     })
@@ -526,9 +524,7 @@ pub async fn diff(
         }
     }
     out.push_str("\nrows:\n");
-    let schema = d
-        .row_schema(&t.table, &options)
-        .map_err(|e| e.to_string())?;
+    let schema = d.row_schema(&options).map_err(|e| e.to_string())?;
     let mut buf = Vec::new();
     {
         let mut w = crate::output::Writer::new(crate::output::Format::Table, &mut buf, &schema)?;
@@ -583,15 +579,12 @@ async fn bench_once(t: &crate::Opened) -> Result<(f64, f64, u64, u64), String> {
     let start = std::time::Instant::now();
     let snap = t.table.snapshot(VersionSpec::Latest).await.map_err(err)?;
     let opened = start.elapsed().as_secs_f64();
-    let scan = deltalens_core::scan::Scan::new(
-        &snap,
-        t.table.location(),
-        deltalens_core::scan::ScanOptions::default(),
-    )
-    .map_err(err)?;
+    let scan = snap
+        .scan(deltalens_core::scan::ScanOptions::default())
+        .map_err(err)?;
     let mut rows = 0u64;
     // eight interleaved shares on this one thread, as the browser benchmark does
-    scan.execute_interleaved(t.table.storage().as_ref(), 8, &mut |b| {
+    scan.execute_interleaved(8, &mut |b| {
         rows += b.num_rows() as u64;
         Ok(true)
     })

@@ -12,11 +12,12 @@ use arrow_schema::{DataType as ArrowType, Field, SchemaRef, TimeUnit};
 use crate::actions::{Action, Metadata, parse_actions};
 use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
-use crate::log_segment::{LogListing, read_files};
+use crate::log::{LogListing, read_files};
+use crate::metadata::load_protocol_and_metadata;
 use crate::protocol::check_readable;
-use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
+use crate::scan::{FileRead, RowMask, ScanMetrics, ScanOptions};
 use crate::schema::{DataType, StructField};
-use crate::snapshot::{Snapshot, load_protocol_and_metadata};
+use crate::snapshot::Snapshot;
 use crate::table::Table;
 
 /// Name of the change type column.
@@ -50,7 +51,6 @@ impl Changes {
         to: Option<u64>,
         options: ScanOptions,
     ) -> Result<Changes> {
-        let storage = table.storage().as_ref();
         let listing = table.listing().await?;
         let latest = listing.segment(None, table.location())?.version;
         let to = to.unwrap_or(latest);
@@ -59,8 +59,7 @@ impl Changes {
                 message: format!("the start version {from} is after the end version {to}"),
             });
         }
-        let snapshot =
-            Snapshot::load(storage, &listing.segment(Some(to), table.location())?).await?;
+        let snapshot = Snapshot::load(table, &listing.segment(Some(to), table.location())?).await?;
         if let Some(missing) = (from..=to).find(|v| !listing.commits.contains_key(v)) {
             return Err(Error::MissingVersion {
                 version: missing,
@@ -77,17 +76,17 @@ impl Changes {
     }
 
     /// The schema of the change rows.
-    pub fn schema(&self, table: &Table) -> Result<SchemaRef> {
-        let scan = Scan::new(&self.snapshot, table.location(), self.options.clone())?;
+    pub fn schema(&self) -> Result<SchemaRef> {
+        let scan = self.snapshot.scan(self.options.clone())?;
         Ok(scan.schema_with(change_fields()))
     }
 
     /// Run: hand each batch to `sink` (false stops).
     pub async fn execute(
         &self,
-        table: &Table,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
+        let table = self.snapshot.table();
         let storage = table.storage().as_ref();
         let location = table.location();
         let listing = &self.listing;
@@ -102,19 +101,18 @@ impl Changes {
             .filter_map(|v| listing.commits.get(&v))
             .collect();
         let data = read_files(storage, files.iter().map(|f| f.path())).await?;
-        let plain = Scan::new(&self.snapshot, location, self.options.clone())?;
+        let plain = self.snapshot.scan(self.options.clone())?;
         let change_type_field = StructField {
             name: CHANGE_TYPE.into(),
             data_type: DataType::Primitive("string".into()),
             nullable: true,
             metadata: Default::default(),
         };
-        let with_type = Scan::new(&self.snapshot, location, self.options.clone())?
-            .with_extra_field(
-                change_type_field,
-                Field::new(CHANGE_TYPE, ArrowType::Utf8, true),
-            );
-        let schema = self.schema(table)?;
+        let with_type = self.snapshot.scan(self.options.clone())?.with_extra_field(
+            change_type_field,
+            Field::new(CHANGE_TYPE, ArrowType::Utf8, true),
+        );
+        let schema = self.schema()?;
         let mut m = ScanMetrics::default();
         let limit = self.options.limit;
         let mut returned = 0usize;
@@ -180,7 +178,7 @@ impl Changes {
                     };
                     let mut sub = ScanMetrics::default();
                     let go = with_type
-                        .read_file(storage, &read, None, &mut sub, &mut |b| emit(b, None))
+                        .read_file(&read, None, &mut sub, &mut |b| emit(b, None))
                         .await?;
                     m.files_read += sub.files_read;
                     if !go {
@@ -265,9 +263,7 @@ impl Changes {
             for (read, change) in &reads {
                 let mut sub = ScanMetrics::default();
                 let go = plain
-                    .read_file(storage, read, None, &mut sub, &mut |b| {
-                        emit(b, Some(change))
-                    })
+                    .read_file(read, None, &mut sub, &mut |b| emit(b, Some(change)))
                     .await?;
                 m.files_read += sub.files_read;
                 if !go {

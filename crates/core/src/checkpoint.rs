@@ -14,8 +14,8 @@ use crate::actions::{
 };
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::log_path::SIDECAR_DIR;
-use crate::log_segment::FETCH_CONCURRENCY;
+use crate::limits::FETCH_CONCURRENCY;
+use crate::log::SIDECAR_DIR;
 use crate::parquet_read::{Columns, read_parquet};
 
 /// Which actions to read from a checkpoint.

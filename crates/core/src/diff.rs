@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::actions::{Add, Protocol};
 use crate::deletion_vector::deleted_rows;
 use crate::error::{Error, Result};
-use crate::scan::{FileRead, RowMask, Scan, ScanMetrics, ScanOptions};
+use crate::scan::{FileRead, RowMask, ScanMetrics, ScanOptions};
 use crate::snapshot::Snapshot;
 use crate::table::{Table, VersionSpec};
 
@@ -164,8 +164,8 @@ impl TableDiff {
     }
 
     /// The schema of the row-level diff: the `to` version's columns plus `_change_type`.
-    pub fn row_schema(&self, table: &Table, options: &ScanOptions) -> Result<SchemaRef> {
-        let scan = Scan::new(&self.to, table.location(), options.clone())?;
+    pub fn row_schema(&self, options: &ScanOptions) -> Result<SchemaRef> {
+        let scan = self.to.scan(options.clone())?;
         Ok(scan.schema_with([Field::new("_change_type", ArrowType::Utf8, false)]))
     }
 
@@ -173,14 +173,14 @@ impl TableDiff {
     /// handed to `sink` with `_change_type` `insert` or `delete`.
     pub async fn rows(
         &self,
-        table: &Table,
         options: &ScanOptions,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
+        let table = self.to.table();
         let storage = table.storage().as_ref();
         let location = table.location();
-        let scan = Scan::new(&self.to, location, options.clone())?;
-        let schema = self.row_schema(table, options)?;
+        let scan = self.to.scan(options.clone())?;
+        let schema = self.row_schema(options)?;
         let mut reads: Vec<(&Add, RowMask, &'static str)> = Vec::new();
         for f in &self.files_removed {
             reads.push((
@@ -237,7 +237,7 @@ impl TableDiff {
             };
             let mut sub = ScanMetrics::default();
             let go = scan
-                .read_file(storage, &read, None, &mut sub, &mut |b| {
+                .read_file(&read, None, &mut sub, &mut |b| {
                     let b = match options.limit {
                         Some(l) if returned + b.num_rows() > l => b.slice(0, l - returned),
                         _ => b,

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::actions::parse_commit_info;
 use crate::error::{Error, Result};
-use crate::log_segment::{FETCH_CONCURRENCY, LogListing, read_files};
+use crate::limits::FETCH_CONCURRENCY;
+use crate::log::{LogListing, read_files};
+use crate::table::Table;
 
 /// One commit of the table, with Trino's `$history` columns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,10 +105,27 @@ pub async fn read_history<S: Storage + ?Sized>(
     Ok(entries)
 }
 
+impl Table {
+    /// Commit history, newest first.
+    pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
+        let storage = self.storage().as_ref();
+        let listing = self.full_listing().await?;
+        if listing.latest_version().is_none() {
+            listing.segment(None, self.location())?;
+        }
+        // commit bodies read while discovering the log are not fetched again
+        let storage = &crate::log::prefetch::WithPrefetched {
+            inner: storage,
+            pre: &listing.prefetched,
+        };
+        read_history(storage, &listing, limit).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log_segment::list_log;
+    use crate::log::listing::list_log;
     use deltalens_storage::MemoryStorage;
     use futures::executor::block_on;
 
@@ -148,7 +167,7 @@ mod tests {
 
     fn mem_put(s: &deltalens_storage::CountingStorage<MemoryStorage>, v: u64, body: &str) {
         // CountingStorage exposes no writes: reach the inner store through a fresh handle.
-        inner(s).put(&crate::log_path::commit_path(v), body.to_string(), 77);
+        inner(s).put(&crate::log::commit_path(v), body.to_string(), 77);
     }
 
     fn inner(s: &deltalens_storage::CountingStorage<MemoryStorage>) -> &MemoryStorage {

@@ -39,6 +39,10 @@ pub fn max_page_bytes() -> u64 {
     parquet::file::serialized_reader::max_uncompressed_page_size() as u64
 }
 
+/// How many files (log files, checkpoint parts, sidecars, coalesced ranges) are fetched
+/// at once.
+pub const FETCH_CONCURRENCY: usize = 32;
+
 /// The highest version Delta can write (versions are signed 64-bit in the protocol).
 pub const MAX_VERSION: u64 = i64::MAX as u64;
 

@@ -18,7 +18,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::log_segment::FETCH_CONCURRENCY;
+use crate::limits::FETCH_CONCURRENCY;
 
 /// How a Parquet file is fetched.
 #[derive(Debug, Clone, Copy)]

@@ -191,7 +191,6 @@ pub struct FileRead<'f> {
 /// A planned scan of one snapshot.
 pub struct Scan<'a> {
     snapshot: &'a Snapshot,
-    location: &'a str,
     options: ScanOptions,
     mode: ColumnMappingMode,
     /// The logical fields read: the output columns, then columns only the filter reads.
@@ -206,9 +205,17 @@ pub struct Scan<'a> {
     decoded: AtomicU64,
 }
 
+impl Snapshot {
+    /// Plan a scan of this version's files; unknown columns are an error that names them.
+    pub fn scan(&self, options: ScanOptions) -> Result<Scan<'_>> {
+        Scan::new(self, options)
+    }
+}
+
 impl<'a> Scan<'a> {
-    /// Plan a scan; unknown columns are an error that names them.
-    pub fn new(snapshot: &'a Snapshot, location: &'a str, options: ScanOptions) -> Result<Self> {
+    /// Plan a scan of `snapshot` ([`Snapshot::scan`]); unknown columns are an error that
+    /// names them.
+    pub(crate) fn new(snapshot: &'a Snapshot, options: ScanOptions) -> Result<Self> {
         let all = snapshot.schema.fields();
         let fields: Vec<StructField> = match &options.columns {
             None => all.to_vec(),
@@ -267,7 +274,6 @@ impl<'a> Scan<'a> {
         let schema = Arc::new(Schema::new(read_schema.fields()[..n_output].to_vec()));
         Ok(Scan {
             snapshot,
-            location,
             mode: ColumnMappingMode::of(&snapshot.metadata),
             options,
             fields,
@@ -319,21 +325,29 @@ impl<'a> Scan<'a> {
         &self.snapshot.files
     }
 
+    /// The storage the snapshot's table is read through.
+    fn storage(&self) -> &dyn Storage {
+        self.snapshot.table().storage().as_ref()
+    }
+
+    /// The table's location (absolute paths in the log are resolved against it).
+    fn location(&self) -> &str {
+        self.snapshot.table().location()
+    }
+
     /// Run the scan, handing each non-empty batch to `sink`; `sink` returns false to stop.
-    pub async fn execute<S: Storage + ?Sized>(
+    pub async fn execute(
         &self,
-        storage: &S,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
-        self.execute_partition(storage, 0, 1, sink).await
+        self.execute_partition(0, 1, sink).await
     }
 
     /// Run the scan as `n` interleaved shares on the current task (no threads): while one
     /// share waits for storage, another decodes. Batches arrive in no fixed order across
     /// files. For single-threaded hosts (a browser tab, a worker) where I/O is the wait.
-    pub async fn execute_interleaved<S: Storage + ?Sized>(
+    pub async fn execute_interleaved(
         &self,
-        storage: &S,
         n: usize,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
@@ -353,8 +367,7 @@ impl<'a> Scan<'a> {
                     }
                     Ok(go)
                 };
-                self.execute_partition(storage, part, n, &mut share_sink)
-                    .await
+                self.execute_partition(part, n, &mut share_sink).await
             }
         });
         let metrics = futures::future::try_join_all(shares).await?;
@@ -366,9 +379,8 @@ impl<'a> Scan<'a> {
     /// Run the share `part` of `parts` of the scan (files `part`, `part + parts`, ...), so
     /// that callers with threads can decode files in parallel. The row limit applies to
     /// each share.
-    pub async fn execute_partition<S: Storage + ?Sized>(
+    pub async fn execute_partition(
         &self,
-        storage: &S,
         part: usize,
         parts: usize,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
@@ -392,7 +404,8 @@ impl<'a> Scan<'a> {
             }
             let rows = match &add.deletion_vector {
                 Some(dv) => {
-                    RowMask::Without(load_deletion_vector(storage, dv, self.location).await?)
+                    let deleted = load_deletion_vector(self.storage(), dv, self.location()).await?;
+                    RowMask::Without(deleted)
                 }
                 None => RowMask::All,
             };
@@ -402,10 +415,7 @@ impl<'a> Scan<'a> {
                 partition_values: &add.partition_values,
                 rows,
             };
-            if !self
-                .read_file(storage, &file, Some(&stats), &mut m, sink)
-                .await?
-            {
+            if !self.read_file(&file, Some(&stats), &mut m, sink).await? {
                 break;
             }
         }
@@ -413,15 +423,15 @@ impl<'a> Scan<'a> {
     }
 
     /// Read one file; false when the sink or the limit stopped the scan.
-    pub async fn read_file<S: Storage + ?Sized>(
+    pub async fn read_file(
         &self,
-        storage: &S,
         file: &FileRead<'_>,
         stats: Option<&FileStats<'_>>,
         m: &mut ScanMetrics,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<bool> {
-        let path = data_file_path(file.path, self.location)?;
+        let storage = self.storage();
+        let path = data_file_path(file.path, self.location())?;
         let partition_cols = self.snapshot.partition_columns();
         let data_fields: Vec<&StructField> = self
             .fields

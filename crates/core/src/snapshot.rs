@@ -2,21 +2,24 @@
 
 use std::collections::BTreeMap;
 
-use deltalens_storage::Storage;
-
 use crate::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Txn, parse_actions};
 use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
-use crate::log_segment::{FETCH_CONCURRENCY, LogSegment, read_files};
+use crate::log::prefetch::WithPrefetched;
+use crate::log::{Discover, find_log};
+use crate::log::{LogSegment, read_files};
+use crate::metadata::require;
 use crate::partition_values::partition_value_json;
-use crate::prefetch::WithPrefetched;
 use crate::protocol::check_readable;
 use crate::replay::Replay;
 use crate::schema::TableSchema;
+use crate::table::{Table, VersionSpec};
 
-/// The state of a table at one version.
+/// The state of a table at one version, with the table it was read from: a snapshot
+/// scans its own files ([`Snapshot::scan`], in `scan`).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
+    table: Table,
     pub version: u64,
     pub protocol: Protocol,
     pub metadata: Metadata,
@@ -38,19 +41,12 @@ fn commit_info_of(actions: &[Action]) -> Option<serde_json::Map<String, serde_js
     })
 }
 
-fn require<T>(v: Option<T>, segment: &LogSegment, what: &str) -> Result<T> {
-    v.ok_or_else(|| Error::InvalidLog {
-        path: format!("_delta_log (version {})", segment.version),
-        message: format!("no {what} action found in the log; the table is corrupt or incomplete"),
-    })
-}
-
 impl Snapshot {
-    /// Replay `segment`: its JSON commits (fetched concurrently) and checkpoint (read
-    /// concurrently with them, with column projection).
-    pub async fn load<S: Storage + ?Sized>(storage: &S, segment: &LogSegment) -> Result<Snapshot> {
+    /// Replay `segment` of `table`'s log: its JSON commits (fetched concurrently) and
+    /// checkpoint (read concurrently with them, with column projection).
+    pub async fn load(table: &Table, segment: &LogSegment) -> Result<Snapshot> {
         let storage = &WithPrefetched {
-            inner: storage,
+            inner: table.storage().as_ref(),
             pre: &segment.prefetched,
         };
         let commits = read_files(storage, segment.commits.iter().map(|f| f.path()));
@@ -85,6 +81,7 @@ impl Snapshot {
         let mut files = r.files;
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Snapshot {
+            table: table.clone(),
             version: segment.version,
             protocol,
             metadata,
@@ -95,6 +92,18 @@ impl Snapshot {
             commit_info,
             checkpoint_version: segment.checkpoint.as_ref().map(|c| c.version),
         })
+    }
+
+    /// The table this snapshot was read from.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The same version read through `table` (another storage for the same location:
+    /// a per-request budget, a store holding the files in memory).
+    pub fn with_table(mut self, table: Table) -> Snapshot {
+        self.table = table;
+        self
     }
 
     /// Number of active files.
@@ -174,36 +183,23 @@ impl Snapshot {
     }
 }
 
-/// Protocol and metadata of `segment` without reconciling files: commits are read
-/// newest first until both are found, then (if needed) only the protocol and metaData
-/// columns of the checkpoint.
-pub async fn load_protocol_and_metadata<S: Storage + ?Sized>(
-    storage: &S,
-    segment: &LogSegment,
-) -> Result<(Protocol, Metadata)> {
-    let mut replay = Replay::new();
-    for chunk in segment.commits.rchunks(FETCH_CONCURRENCY) {
-        let data = read_files(storage, chunk.iter().map(|f| f.path())).await?;
-        for (f, d) in chunk.iter().zip(data).rev() {
-            let actions = parse_actions(f.path(), &d)?
-                .into_iter()
-                .filter(|a| matches!(a, Action::Protocol(_) | Action::Metadata(_)))
-                .collect();
-            replay.commit(actions);
-        }
-        if replay.has_protocol_and_metadata() {
-            break;
-        }
+impl Table {
+    /// The snapshot at `spec`.
+    pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
+        let storage = self.storage().as_ref();
+        let (listing, version) = match spec {
+            VersionSpec::Latest => (
+                find_log(storage, self.location(), Discover::Latest).await?,
+                None,
+            ),
+            VersionSpec::Version(v) => (self.full_listing().await?, Some(v)),
+            VersionSpec::Timestamp(ts) => {
+                let listing = self.full_listing().await?;
+                let v = self.version_at(&listing, ts).await?;
+                (listing, Some(v))
+            }
+        };
+        let segment = listing.segment(version, self.location())?;
+        Snapshot::load(self, &segment).await
     }
-    if !replay.has_protocol_and_metadata()
-        && let Some(cp) = &segment.checkpoint
-    {
-        replay.checkpoint(
-            read_checkpoint(storage, &cp.parts, CheckpointRead::ProtocolAndMetadata).await?,
-        );
-    }
-    let r = replay.finish();
-    let protocol = require(r.protocol, segment, "protocol")?;
-    check_readable(&protocol)?;
-    Ok((protocol, require(r.metadata, segment, "metaData")?))
 }

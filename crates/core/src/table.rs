@@ -1,13 +1,11 @@
-//! A Delta table at a location: the entry point of the core.
+//! A Delta table at a location: the entry point of the core. What it answers is
+//! implemented with each concept: [`Table::snapshot`] in `snapshot`, [`Table::history`]
+//! in `history`, [`Table::version_at_timestamp`] in `time_travel`.
 
 use deltalens_storage::DynStorage;
 
-use crate::discovery::{Discover, discover_log, unless_empty};
-use crate::error::{Error, Result};
-use crate::history::{HistoryEntry, read_history};
-use crate::log_segment::{LogListing, latest_listing, list_log};
-use crate::snapshot::{Snapshot, load_protocol_and_metadata};
-use crate::time_travel::{ict_settings, version_at_timestamp};
+use crate::error::Result;
+use crate::log::{Discover, LogListing, find_log};
 
 /// Which version of a table to read (Spark's `VERSION AS OF` / `TIMESTAMP AS OF`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,7 +25,9 @@ pub struct Table {
 }
 
 impl Table {
-    /// `location` is only used in messages.
+    /// The table at `location` (its root URL or path, as given), read through `storage`
+    /// (rooted at the table). Data-file and deletion-vector paths the log writes as
+    /// absolute URLs are resolved against `location`; messages name it.
     pub fn new(storage: DynStorage, location: impl Into<String>) -> Self {
         Table {
             storage,
@@ -48,96 +48,8 @@ impl Table {
         self.full_listing().await
     }
 
-    async fn full_listing(&self) -> Result<LogListing> {
-        if !self.storage.can_list() {
-            return discover_log(self.storage.as_ref(), &self.location, Discover::All).await;
-        }
-        let storage = self.storage.as_ref();
-        match list_log(storage).await {
-            Err(Error::Storage(e)) if e.is_listing_refused() => {
-                discover_log(storage, &self.location, Discover::All).await
-            }
-            Ok(listing) => unless_empty(storage, listing, &self.location, Discover::All).await,
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The snapshot at `spec`.
-    pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
-        let storage = self.storage.as_ref();
-        let (listing, version) = match spec {
-            VersionSpec::Latest => (latest_listing(storage, &self.location).await?, None),
-            VersionSpec::Version(v) => (self.full_listing().await?, Some(v)),
-            VersionSpec::Timestamp(ts) => {
-                let listing = self.full_listing().await?;
-                let v = self.version_at(&listing, ts).await?;
-                (listing, Some(v))
-            }
-        };
-        let segment = listing.segment(version, &self.location)?;
-        Snapshot::load(storage, &segment).await
-    }
-
-    /// The version that `TIMESTAMP AS OF ts_ms` reads.
-    pub async fn version_at_timestamp(&self, ts_ms: i64) -> Result<u64> {
-        let listing = self.full_listing().await?;
-        self.version_at(&listing, ts_ms).await
-    }
-
-    /// The first version committed at or after `ts_ms` (where a `table_changes` range that
-    /// starts at a timestamp begins).
-    pub async fn first_version_at_or_after(&self, ts_ms: i64) -> Result<u64> {
-        let listing = self.full_listing().await?;
-        match self.version_at(&listing, ts_ms).await {
-            Ok(v) => {
-                let committed_at_ts = match self.version_at(&listing, ts_ms - 1).await {
-                    Ok(before) => before != v,
-                    Err(Error::TimestampOutOfRange { .. }) => true,
-                    Err(e) => return Err(e),
-                };
-                if committed_at_ts {
-                    return Ok(v);
-                }
-                let latest = listing.segment(None, &self.location)?.version;
-                if v + 1 > latest {
-                    return Err(Error::InvalidArgument {
-                        message: format!(
-                            "no commit at or after {}: the latest is version {latest}",
-                            crate::time_travel::format_timestamp(ts_ms)
-                        ),
-                    });
-                }
-                Ok(v + 1)
-            }
-            Err(Error::TimestampOutOfRange {
-                relation: "before",
-                earliest_version,
-                ..
-            }) => Ok(earliest_version),
-            Err(e) => Err(e),
-        }
-    }
-
-    async fn version_at(&self, listing: &LogListing, ts_ms: i64) -> Result<u64> {
-        let storage = self.storage.as_ref();
-        let latest = listing.segment(None, &self.location)?;
-        let (protocol, metadata) = load_protocol_and_metadata(storage, &latest).await?;
-        version_at_timestamp(storage, listing, ict_settings(&protocol, &metadata), ts_ms).await
-    }
-
-    /// Commit history, newest first.
-    pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
-        let storage = self.storage.as_ref();
-        let listing = self.full_listing().await?;
-        if listing.latest_version().is_none() {
-            listing.segment(None, &self.location)?;
-        }
-        // commit bodies read while discovering the log are not fetched again
-        let storage = &crate::prefetch::WithPrefetched {
-            inner: storage,
-            pre: &listing.prefetched,
-        };
-        read_history(storage, &listing, limit).await
+    pub(crate) async fn full_listing(&self) -> Result<LogListing> {
+        find_log(self.storage.as_ref(), &self.location, Discover::All).await
     }
 }
 
@@ -151,7 +63,7 @@ mod corrupt_input_tests {
 
     use super::*;
     use crate::error::Error;
-    use crate::log_path::{LAST_CHECKPOINT, commit_path};
+    use crate::log::{LAST_CHECKPOINT, commit_path};
 
     const P_AND_M: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
 {"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}}

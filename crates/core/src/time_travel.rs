@@ -7,9 +7,11 @@ use deltalens_storage::Storage;
 
 use crate::actions::{Metadata, Protocol, parse_commit_info};
 use crate::error::{Error, Result};
-use crate::log_segment::{LogListing, read_files};
-use crate::prefetch::WithPrefetched;
+use crate::log::prefetch::WithPrefetched;
+use crate::log::{LogListing, read_files};
+use crate::metadata::load_protocol_and_metadata;
 use crate::protocol::has_feature;
+use crate::table::Table;
 
 /// Parse an ISO-8601 timestamp (zone optional, no zone = UTC) or a date (its start, UTC)
 /// to milliseconds since the epoch.
@@ -217,6 +219,55 @@ pub async fn version_at_timestamp<S: Storage + ?Sized>(
     }
 }
 
+impl Table {
+    /// The version that `TIMESTAMP AS OF ts_ms` reads.
+    pub async fn version_at_timestamp(&self, ts_ms: i64) -> Result<u64> {
+        let listing = self.full_listing().await?;
+        self.version_at(&listing, ts_ms).await
+    }
+
+    /// The first version committed at or after `ts_ms` (where a `table_changes` range that
+    /// starts at a timestamp begins).
+    pub async fn first_version_at_or_after(&self, ts_ms: i64) -> Result<u64> {
+        let listing = self.full_listing().await?;
+        match self.version_at(&listing, ts_ms).await {
+            Ok(v) => {
+                let committed_at_ts = match self.version_at(&listing, ts_ms - 1).await {
+                    Ok(before) => before != v,
+                    Err(Error::TimestampOutOfRange { .. }) => true,
+                    Err(e) => return Err(e),
+                };
+                if committed_at_ts {
+                    return Ok(v);
+                }
+                let latest = listing.segment(None, self.location())?.version;
+                if v + 1 > latest {
+                    return Err(Error::InvalidArgument {
+                        message: format!(
+                            "no commit at or after {}: the latest is version {latest}",
+                            format_timestamp(ts_ms)
+                        ),
+                    });
+                }
+                Ok(v + 1)
+            }
+            Err(Error::TimestampOutOfRange {
+                relation: "before",
+                earliest_version,
+                ..
+            }) => Ok(earliest_version),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(crate) async fn version_at(&self, listing: &LogListing, ts_ms: i64) -> Result<u64> {
+        let storage = self.storage().as_ref();
+        let latest = listing.segment(None, self.location())?;
+        let (protocol, metadata) = load_protocol_and_metadata(storage, &latest).await?;
+        version_at_timestamp(storage, listing, ict_settings(&protocol, &metadata), ts_ms).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,7 +311,7 @@ mod resolution_tests {
     use futures::executor::block_on;
 
     use super::*;
-    use crate::log_path::commit_path;
+    use crate::log::commit_path;
     use crate::table::{Table, VersionSpec};
 
     const P_AND_M: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}

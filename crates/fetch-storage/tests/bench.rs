@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_fetch_storage::FetchStorage;
 use deltalens_storage::{CountingStorage, Storage};
@@ -35,9 +35,9 @@ async fn bench_scan() {
         let t0 = js_sys::Date::now();
         let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
         let opened = js_sys::Date::now() - t0;
-        let scan = Scan::new(&snap, table.location(), ScanOptions::default()).unwrap();
+        let scan = snap.scan(ScanOptions::default()).unwrap();
         let mut rows = 0u64;
-        scan.execute_interleaved(table.storage().as_ref(), SHARES, &mut |b| {
+        scan.execute_interleaved(SHARES, &mut |b| {
             rows += b.num_rows() as u64;
             Ok(true)
         })

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Table, VersionSpec};
 use deltalens_fetch_storage::{BrowserOptions, FetchStorage};
 use deltalens_storage::{CountingStorage, Storage, StorageError};
@@ -105,10 +105,10 @@ async fn expected(corpus: &FetchStorage, name: &str) -> (u64, String) {
 }
 
 /// Every row of `snap`.
-async fn read_all(table: &Table, snap: &deltalens_core::Snapshot) -> Vec<arrow_array::RecordBatch> {
-    let scan = Scan::new(snap, table.location(), ScanOptions::default()).unwrap();
+async fn read_all(snap: &deltalens_core::Snapshot) -> Vec<arrow_array::RecordBatch> {
+    let scan = snap.scan(ScanOptions::default()).unwrap();
     let mut batches = Vec::new();
-    scan.execute(table.storage().as_ref(), &mut |b| {
+    scan.execute(&mut |b| {
         batches.push(b);
         Ok(true)
     })
@@ -136,7 +136,7 @@ async fn rows_equal_the_corpus(
         let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
         assert_eq!(snap.version, latest, "{label} {name}");
         let opened = counter.stats();
-        let batches = read_all(&table, &snap).await;
+        let batches = read_all(&snap).await;
         let got = canonical::canonical_lines(&batches, snap.schema.fields()).concat();
         assert_eq!(got, want, "{label} {name} v{latest}");
         let all = counter.stats();
@@ -313,7 +313,7 @@ async fn failures_say_what_to_do() {
     let fetch = Arc::new(FetchStorage::new(&url).unwrap());
     let table = Table::new(fetch.clone(), &url);
     let snap = table.snapshot(VersionSpec::Latest).await.unwrap();
-    let batches = read_all(&table, &snap).await;
+    let batches = read_all(&snap).await;
     let (_, want) = expected(&FetchStorage::new(base).unwrap(), "dat_with_checkpoint").await;
     assert_eq!(
         canonical::canonical_lines(&batches, snap.schema.fields()).concat(),

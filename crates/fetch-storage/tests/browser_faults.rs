@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use deltalens_core::changes::Changes;
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::schema::{DataType, StructField};
 use deltalens_core::{Snapshot, Table, VersionSpec};
 use deltalens_fetch_storage::{BrowserOptions, FetchStorage};
@@ -322,9 +322,9 @@ async fn run(command: &str, table: &Table, spec: &TableSpec) -> Result<String, S
                 filter: Some(Predicate::parse(&spec.filter).map_err(e)?),
                 ..Default::default()
             };
-            let scan = Scan::new(&snap, table.location(), options).map_err(e)?;
+            let scan = snap.scan(options).map_err(e)?;
             let mut batches = Vec::new();
-            scan.execute(table.storage().as_ref(), &mut |b| {
+            scan.execute(&mut |b| {
                 batches.push(b);
                 Ok(true)
             })
@@ -339,7 +339,7 @@ async fn run(command: &str, table: &Table, spec: &TableSpec) -> Result<String, S
                 .map_err(e)?;
             let mut batches = Vec::new();
             changes
-                .execute(table, &mut |b| {
+                .execute(&mut |b| {
                     batches.push(b);
                     Ok(true)
                 })

@@ -15,7 +15,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
 use deltalens_core::Table;
 use deltalens_core::changes::{Changes, change_fields};
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use deltalens_storage::BudgetKind;
 
 use crate::aggregate::{aggregate, groups, result_type};
@@ -179,8 +179,8 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
     let (schema, version) = match &query.source {
         Source::Table { at, .. } => {
             let snapshot = table.snapshot(*at).await?;
-            let scan = Scan::new(&snapshot, table.location(), options)?;
-            scan.execute(table.storage().as_ref(), &mut sink).await?;
+            let scan = snapshot.scan(options)?;
+            scan.execute(&mut sink).await?;
             (scan.schema(), snapshot.version)
         }
         Source::Changes { from, to, .. } => {
@@ -194,8 +194,8 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
                 Some(Bound::Timestamp(ts)) => Some(table.version_at_timestamp(*ts).await?),
             };
             let changes = Changes::new(table, from, to, options).await?;
-            let schema = changes.schema(table)?;
-            changes.execute(table, &mut sink).await?;
+            let schema = changes.schema()?;
+            changes.execute(&mut sink).await?;
             (schema, changes.to)
         }
     };

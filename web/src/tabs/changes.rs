@@ -15,8 +15,8 @@ use leptos::prelude::*;
 
 use crate::errors::explain;
 use crate::rows::{self, Grid};
+use crate::state::use_ctx;
 use crate::tabs::{bars, grid_view};
-use crate::ui::use_ctx;
 
 const LIMIT: usize = 1000;
 
@@ -72,8 +72,8 @@ pub fn ChangesTab() -> impl IntoView {
             let t = &sess.table;
             let planned = Changes::new(t, a, Some(b), opts.clone()).await;
             let cdf = match planned {
-                Ok(c) => match c.execute(t, &mut |x| { batches.push(x); Ok(true) }).await {
-                    Ok(_) => Some(c.schema(t).map_err(|e| explain(&e))?),
+                Ok(c) => match c.execute(&mut |x| { batches.push(x); Ok(true) }).await {
+                    Ok(_) => Some(c.schema().map_err(|e| explain(&e))?),
                     Err(Error::CdfNotEnabled { .. }) => None,
                     Err(e) => return Err(explain(&e)),
                 },
@@ -86,9 +86,9 @@ pub fn ChangesTab() -> impl IntoView {
                     batches.clear();
                     let from_v = a.saturating_sub(1);
                     let d = TableDiff::new(t, from_v, b).await.map_err(|e| explain(&e))?;
-                    d.rows(t, &opts, &mut |x| { batches.push(x); Ok(true) }).await.map_err(|e| explain(&e))?;
+                    d.rows(&opts, &mut |x| { batches.push(x); Ok(true) }).await.map_err(|e| explain(&e))?;
                     note.set(format!("The change data feed is off for this range: rows inserted and deleted between versions {from_v} and {b} (row-level diff)"));
-                    d.row_schema(t, &opts).map_err(|e| explain(&e))?
+                    d.row_schema(&opts).map_err(|e| explain(&e))?
                 }
             };
             let c = counts(&batches);

@@ -7,13 +7,13 @@ use std::collections::BTreeSet;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::{Scan, ScanOptions};
+use deltalens_core::scan::ScanOptions;
 use leptos::prelude::*;
 
 use crate::errors::explain;
 use crate::rows;
+use crate::state::use_ctx;
 use crate::tabs::grid_view;
-use crate::ui::use_ctx;
 
 const STEP: usize = 100;
 
@@ -67,11 +67,10 @@ pub fn DataTab() -> impl IntoView {
                     ..Default::default()
                 };
                 let before = sess.stats();
-                let scan =
-                    Scan::new(&snap, sess.table.location(), opts).map_err(|e| explain(&e))?;
+                let scan = snap.scan(opts).map_err(|e| explain(&e))?;
                 let schema = scan.schema_with([]);
                 let mut batches = Vec::new();
-                scan.execute(sess.table.storage().as_ref(), &mut |b| {
+                scan.execute(&mut |b| {
                     batches.push(b);
                     Ok(true)
                 })

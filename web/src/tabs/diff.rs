@@ -5,7 +5,8 @@ use deltalens_core::diff::TableDiff;
 use leptos::prelude::*;
 
 use crate::errors::explain;
-use crate::ui::{fmt_bytes, use_ctx};
+use crate::format::fmt_bytes;
+use crate::state::use_ctx;
 
 #[derive(Clone, Default)]
 struct Shown {

@@ -4,7 +4,8 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::ui::{fmt_bytes, use_ctx};
+use crate::format::fmt_bytes;
+use crate::state::use_ctx;
 
 const SHOWN: usize = 500;
 

@@ -6,8 +6,9 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::errors::explain;
+use crate::format::fmt_ts;
+use crate::state::{Tab, use_ctx};
 use crate::tabs::bars;
-use crate::ui::{Tab, fmt_ts, use_ctx};
 
 const PAGE: usize = 50;
 

@@ -4,7 +4,8 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::ui::{fmt_bytes, fmt_ts, use_ctx};
+use crate::format::{fmt_bytes, fmt_ts};
+use crate::state::use_ctx;
 
 #[component]
 pub fn Overview() -> impl IntoView {

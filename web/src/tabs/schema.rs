@@ -8,7 +8,7 @@ use deltalens_core::diff::TableDiff;
 use leptos::prelude::*;
 
 use crate::errors::explain;
-use crate::ui::use_ctx;
+use crate::state::use_ctx;
 
 #[component]
 pub fn SchemaTab() -> impl IntoView {

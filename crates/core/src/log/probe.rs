@@ -10,11 +10,13 @@ use deltalens_storage::{ObjectMeta, Storage};
 use futures::{StreamExt, TryStreamExt};
 
 use crate::error::{Error, Result};
-use crate::last_checkpoint::{fetch_hinted, read_hint};
-use crate::limits;
-use crate::log_path::{CheckpointKind, LOG_DIR, LogFile, commit_path};
-use crate::log_segment::{Checkpoint, FETCH_CONCURRENCY, LogListing};
-use crate::prefetch::Prefetched;
+use crate::limits::{self, FETCH_CONCURRENCY};
+
+use super::hint::{fetch_hinted, read_hint};
+use super::listing::LogListing;
+use super::path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, commit_path};
+use super::prefetch::Prefetched;
+use super::segment::Checkpoint;
 
 async fn head<S: Storage + ?Sized>(storage: &S, path: &str) -> Result<Option<ObjectMeta>> {
     match storage.head(path).await {
@@ -293,7 +295,7 @@ pub async fn discover_log<S: Storage + ?Sized>(
         "the number of versions to reconstruct without listing",
         (latest + 1).saturating_sub(from),
         limits::MAX_UNLISTED_VERSIONS,
-        crate::log_path::LAST_CHECKPOINT,
+        LAST_CHECKPOINT,
     )?;
     let mut commits = BTreeMap::new();
     for v in from..=latest {

@@ -1,26 +1,16 @@
-//! Which log files make up a version of the table: listing `_delta_log/`, the
-//! `_last_checkpoint` hint, checkpoint choice and commit contiguity.
+//! What a listing of `_delta_log/` found: commits and complete checkpoints by version,
+//! and the choice of the files that reconstruct one version (the newest checkpoint at or
+//! before it, then every commit after it, consecutive).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use deltalens_storage::{ObjectMeta, Storage};
 
-use std::sync::Arc;
-
-use crate::discovery::{Discover, discover_log, unless_empty};
+use super::path::{CheckpointKind, LOG_DIR, LogFile, LogFileKind};
+use super::prefetch::Prefetched;
+use super::segment::{Checkpoint, LogSegment};
 use crate::error::{Error, Result};
-use crate::last_checkpoint::{fetch_hinted, read_hint};
-use crate::log_path::{CheckpointKind, LOG_DIR, LogFile, LogFileKind};
-use crate::prefetch::Prefetched;
-
-/// A complete checkpoint: every file it consists of.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Checkpoint {
-    pub version: u64,
-    pub kind: CheckpointKind,
-    /// One file, or every part of a multi-part checkpoint in part order.
-    pub parts: Vec<ObjectMeta>,
-}
 
 /// What a listing of `_delta_log/` found.
 #[derive(Debug, Clone, Default)]
@@ -33,17 +23,6 @@ pub struct LogListing {
     /// rather than at the beginning of the log.
     pub partial: bool,
     /// Bytes of log files read while finding them (checkpoint tails, commit bodies).
-    pub prefetched: Arc<Prefetched>,
-}
-
-/// The files that reconstruct one version.
-#[derive(Debug, Clone)]
-pub struct LogSegment {
-    pub version: u64,
-    pub checkpoint: Option<Checkpoint>,
-    /// Commit files after the checkpoint up to `version`, ascending.
-    pub commits: Vec<LogFile>,
-    /// Bytes of these files already fetched.
     pub prefetched: Arc<Prefetched>,
 }
 
@@ -170,75 +149,10 @@ impl LogListing {
     }
 }
 
-/// How many log files are fetched at once.
-pub const FETCH_CONCURRENCY: usize = 32;
-
-/// Fetch whole files concurrently (at most [`FETCH_CONCURRENCY`] at a time), in order.
-pub async fn read_files<S: Storage + ?Sized>(
-    storage: &S,
-    paths: impl IntoIterator<Item = &str>,
-) -> Result<Vec<bytes::Bytes>> {
-    use futures::{StreamExt, TryStreamExt};
-    futures::stream::iter(paths)
-        .map(|p| storage.get(p))
-        .buffered(FETCH_CONCURRENCY)
-        .map_err(Error::from)
-        .try_collect()
-        .await
-}
-
 /// List the whole log.
 pub async fn list_log<S: Storage + ?Sized>(storage: &S) -> Result<LogListing> {
     let objects = storage.list(LOG_DIR, None).await?;
     Ok(LogListing::from_objects(objects, false))
-}
-
-/// The listing that reconstructs the latest version in as few round trips as possible:
-/// `_last_checkpoint` first, then at once a listing from the hinted checkpoint and the
-/// checkpoint's tail (its footer, or the whole file when small). Stores that cannot list
-/// are probed by name instead. A missing, corrupt or stale hint falls back to listing the
-/// whole log.
-pub async fn latest_listing<S: Storage + ?Sized>(
-    storage: &S,
-    location: &str,
-) -> Result<LogListing> {
-    if !storage.can_list() {
-        return discover_log(storage, location, Discover::Latest).await;
-    }
-    if let Some(hint) = read_hint(storage).await? {
-        let start_after = format!("{LOG_DIR}{:020}", hint.version);
-        let (objects, hinted) = futures::join!(
-            storage.list(LOG_DIR, Some(&start_after)),
-            fetch_hinted(storage, &hint)
-        );
-        let objects = match objects {
-            Err(e) if e.is_listing_refused() => {
-                return discover_log(storage, location, Discover::Latest).await;
-            }
-            other => other?,
-        };
-        let mut listing = LogListing::from_objects(objects, true);
-        if let Some(cp) = listing.checkpoints.get(&hint.version) {
-            // the tails only help when they are of the checkpoint the listing chose
-            if let Ok(Some((hinted, pre))) = hinted
-                && hinted
-                    .parts
-                    .iter()
-                    .map(|p| &p.path)
-                    .eq(cp.parts.iter().map(|p| &p.path))
-            {
-                listing.prefetched = Arc::new(pre);
-            }
-            return Ok(listing);
-        }
-    }
-    match list_log(storage).await {
-        Err(Error::Storage(e)) if e.is_listing_refused() => {
-            discover_log(storage, location, Discover::Latest).await
-        }
-        Ok(listing) => unless_empty(storage, listing, location, Discover::Latest).await,
-        Err(e) => Err(e),
-    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,11 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::log_path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind};
-use crate::log_segment::{Checkpoint, FETCH_CONCURRENCY};
-use crate::prefetch::Prefetched;
+use crate::limits::FETCH_CONCURRENCY;
+
+use super::path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind};
+use super::prefetch::Prefetched;
+use super::segment::Checkpoint;
 
 /// Bytes read from the end of each checkpoint file: the Parquet footer, and the whole
 /// file when it is small (the same threshold the checkpoint reader fetches whole).

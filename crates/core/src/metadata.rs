@@ -1,0 +1,55 @@
+//! The protocol and metadata of a version, read without its files: commits newest first
+//! until both are found, then only the `protocol` and `metaData` columns of the checkpoint
+//! (time travel by timestamp and change feeds need no more).
+
+use deltalens_storage::Storage;
+
+use crate::actions::{Action, Metadata, Protocol, parse_actions};
+use crate::checkpoint::{CheckpointRead, read_checkpoint};
+use crate::error::{Error, Result};
+use crate::limits::FETCH_CONCURRENCY;
+use crate::log::{LogSegment, read_files};
+use crate::protocol::check_readable;
+use crate::replay::Replay;
+
+/// `v`, or an error naming the version whose log lacks `what`.
+pub(crate) fn require<T>(v: Option<T>, segment: &LogSegment, what: &str) -> Result<T> {
+    v.ok_or_else(|| Error::InvalidLog {
+        path: format!("_delta_log (version {})", segment.version),
+        message: format!("no {what} action found in the log; the table is corrupt or incomplete"),
+    })
+}
+
+/// Protocol and metadata of `segment` without reconciling files: commits are read
+/// newest first until both are found, then (if needed) only the protocol and metaData
+/// columns of the checkpoint.
+pub async fn load_protocol_and_metadata<S: Storage + ?Sized>(
+    storage: &S,
+    segment: &LogSegment,
+) -> Result<(Protocol, Metadata)> {
+    let mut replay = Replay::new();
+    for chunk in segment.commits.rchunks(FETCH_CONCURRENCY) {
+        let data = read_files(storage, chunk.iter().map(|f| f.path())).await?;
+        for (f, d) in chunk.iter().zip(data).rev() {
+            let actions = parse_actions(f.path(), &d)?
+                .into_iter()
+                .filter(|a| matches!(a, Action::Protocol(_) | Action::Metadata(_)))
+                .collect();
+            replay.commit(actions);
+        }
+        if replay.has_protocol_and_metadata() {
+            break;
+        }
+    }
+    if !replay.has_protocol_and_metadata()
+        && let Some(cp) = &segment.checkpoint
+    {
+        replay.checkpoint(
+            read_checkpoint(storage, &cp.parts, CheckpointRead::ProtocolAndMetadata).await?,
+        );
+    }
+    let r = replay.finish();
+    let protocol = require(r.protocol, segment, "protocol")?;
+    check_readable(&protocol)?;
+    Ok((protocol, require(r.metadata, segment, "metaData")?))
+}

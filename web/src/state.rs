@@ -1,0 +1,231 @@
+//! The page's state: which table is open ([`Ctx::session`]), the snapshot shown, the
+//! version and tab, what is running and the last error — and the actions that change it
+//! (open, load a version, time travel, run and cancel a long operation). Components read
+//! it with [`use_ctx`]; nothing here renders.
+
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use deltalens_core::time_travel::parse_timestamp;
+use deltalens_core::{HistoryEntry, Snapshot, VersionSpec};
+use futures::future::{AbortHandle, Abortable};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::errors::explain;
+use crate::session::{self, Form, Session, UrlState};
+
+/// The tabs of the page, in the order shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Overview,
+    Schema,
+    History,
+    Data,
+    Changes,
+    Diff,
+    Files,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 7] = [
+        Tab::Overview,
+        Tab::Schema,
+        Tab::History,
+        Tab::Data,
+        Tab::Changes,
+        Tab::Diff,
+        Tab::Files,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tab::Overview => "overview",
+            Tab::Schema => "schema",
+            Tab::History => "history",
+            Tab::Data => "data",
+            Tab::Changes => "changes",
+            Tab::Diff => "diff",
+            Tab::Files => "files",
+        }
+    }
+
+    /// The tab named `s` (as in the URL's `tab=`), if any.
+    pub fn parse(s: &str) -> Option<Tab> {
+        Tab::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// State shared by every part of the page.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub session: RwSignal<Option<Rc<Session>>, LocalStorage>,
+    pub snapshot: RwSignal<Option<Arc<Snapshot>>, LocalStorage>,
+    /// The newest version known.
+    pub latest: RwSignal<Option<u64>>,
+    /// The version being looked at (`None`: follow the latest).
+    pub version: RwSignal<Option<u64>>,
+    pub tab: RwSignal<Tab>,
+    /// What is running (for the status line), if anything.
+    pub busy: RwSignal<Option<String>>,
+    /// Requests and bytes since the table was opened, and reads a server answered with
+    /// the whole file (it ignores Range).
+    pub io: RwSignal<(u64, u64, u64)>,
+    pub error: RwSignal<Option<String>>,
+    /// History entries loaded so far, newest first.
+    pub history: RwSignal<Vec<HistoryEntry>>,
+    cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
+}
+
+impl Ctx {
+    /// Nothing open, the overview tab.
+    pub(crate) fn new() -> Ctx {
+        Ctx {
+            session: RwSignal::new_local(None),
+            snapshot: RwSignal::new_local(None),
+            latest: RwSignal::new(None),
+            version: RwSignal::new(None),
+            tab: RwSignal::new(Tab::Overview),
+            busy: RwSignal::new(None),
+            io: RwSignal::new((0, 0, 0)),
+            error: RwSignal::new(None),
+            history: RwSignal::new(Vec::new()),
+            cancel: StoredValue::new_local(None),
+        }
+    }
+
+    /// Copy the session's request counters into [`Ctx::io`].
+    pub fn refresh_io(self) {
+        if let Some(s) = self.session.get_untracked() {
+            let st = s.stats();
+            self.io
+                .set((st.requests, st.bytes, s.fetch.ranges_ignored()));
+        }
+    }
+
+    /// Run a long operation: shows progress, can be cancelled (the future is dropped,
+    /// which aborts its requests), and reports its error.
+    pub fn run(
+        self,
+        label: impl Into<String>,
+        fut: impl Future<Output = Result<(), String>> + 'static,
+    ) {
+        self.cancel();
+        let (handle, reg) = AbortHandle::new_pair();
+        self.cancel.set_value(Some(handle));
+        self.busy.set(Some(label.into()));
+        self.error.set(None);
+        spawn_local(async move {
+            match Abortable::new(fut, reg).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => self.error.set(Some(e)),
+                Err(_) => self.error.set(Some("Cancelled.".into())),
+            }
+            self.busy.set(None);
+            self.refresh_io();
+        });
+    }
+
+    /// Abort what is running, if anything.
+    pub fn cancel(self) {
+        if let Some(h) = self.cancel.get_value() {
+            h.abort();
+        }
+        self.cancel.set_value(None);
+    }
+
+    /// Put the table, version and tab in the page URL.
+    pub fn write_url(self) {
+        session::write_url(&UrlState {
+            table: self.session.get_untracked().map(|s| s.url.clone()),
+            version: self.version.get_untracked(),
+            tab: Some(self.tab.get_untracked().name().to_string()),
+        });
+    }
+
+    /// Load the snapshot at `version` (latest when `None`).
+    pub fn load(self, version: Option<u64>) {
+        let Some(s) = self.session.get_untracked() else {
+            return;
+        };
+        self.version.set(version);
+        self.write_url();
+        self.run(loading_label(version), async move {
+            let spec = version.map_or(VersionSpec::Latest, VersionSpec::Version);
+            let snap = s.table.snapshot(spec).await.map_err(|e| explain(&e))?;
+            let newest = self
+                .newest(&s, version, snap.version)
+                .await
+                .map_err(|e| explain(&e))?;
+            if let Some(l) = newest {
+                self.latest.set(Some(l));
+            }
+            self.snapshot.set(Some(Arc::new(snap)));
+            Ok(())
+        });
+    }
+
+    /// The newest version when reading `version` (latest when `None`) found `read`
+    /// newer than the newest known: `read` itself for the latest, else a second, cheap
+    /// open finds it (the slider needs it). `None` when the newest known stands.
+    async fn newest(
+        self,
+        s: &Session,
+        version: Option<u64>,
+        read: u64,
+    ) -> deltalens_core::Result<Option<u64>> {
+        if version.is_none() {
+            return Ok(Some(read));
+        }
+        if self.latest.get_untracked().is_some_and(|l| read <= l) {
+            return Ok(None);
+        }
+        Ok(Some(s.table.snapshot(VersionSpec::Latest).await?.version))
+    }
+
+    /// Open a table URL and show it.
+    pub fn open(self, url: String, form: &Form, version: Option<u64>) {
+        match Session::open(&url, &form.options()) {
+            Ok(s) => {
+                session::remember_recent(&s.url);
+                self.session.set(Some(Rc::new(s)));
+                self.snapshot.set(None);
+                self.latest.set(None);
+                self.history.set(Vec::new());
+                self.load(version);
+            }
+            Err(e) => self.error.set(Some(e.to_string())),
+        }
+    }
+
+    /// Time travel to the version current at `ts` (TIMESTAMP AS OF).
+    pub fn travel_to(self, ts: String) {
+        let Some(s) = self.session.get_untracked() else {
+            return;
+        };
+        self.run(format!("finding the version at {ts}"), async move {
+            let ms = parse_timestamp(&ts).map_err(|e| explain(&e))?;
+            let v = s
+                .table
+                .version_at_timestamp(ms)
+                .await
+                .map_err(|e| explain(&e))?;
+            self.load(Some(v));
+            Ok(())
+        });
+    }
+}
+
+/// The page's state (a fresh one outside the app, e.g. in a component test).
+pub fn use_ctx() -> Ctx {
+    use_context::<Ctx>().unwrap_or_else(Ctx::new)
+}
+
+/// What the status line says while `version` (latest when `None`) is read.
+fn loading_label(version: Option<u64>) -> String {
+    match version {
+        Some(v) => format!("reading version {v}"),
+        None => "reading the latest version".to_string(),
+    }
+}
