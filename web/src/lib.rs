@@ -7,6 +7,10 @@
 //! Imports go one way: `ui` (the page) renders `tabs`, and both read and change
 //! `state`; nothing imports `ui`.
 
+// A snapshot holds its table's storage, which is not `Send` on wasm32 (JS futures); the
+// tab has one thread, and the state shares snapshots between signals through `Arc`.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+
 pub mod errors;
 pub mod format;
 pub mod rows;
