@@ -86,194 +86,243 @@ impl Changes {
         &self,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<ScanMetrics> {
-        let table = self.snapshot.table();
-        let storage = table.storage().as_ref();
-        let location = table.location();
-        let listing = &self.listing;
-        // the metadata in effect before the range starts
-        let mut metadata = if self.from == 0 {
-            None
-        } else {
-            let seg = listing.segment(Some(self.from - 1), location)?;
-            Some(load_protocol_and_metadata(storage, &seg).await?.1)
-        };
+        let storage = self.snapshot.table().storage().as_ref();
+        let mut metadata = self.metadata_before().await?;
         let files: Vec<_> = (self.from..=self.to)
-            .filter_map(|v| listing.commits.get(&v))
+            .filter_map(|v| self.listing.commits.get(&v))
             .collect();
         let data = read_files(storage, files.iter().map(|f| f.path())).await?;
         let plain = self.snapshot.scan(self.options.clone())?;
-        let change_type_field = StructField {
-            name: CHANGE_TYPE.into(),
-            data_type: DataType::Primitive("string".into()),
-            nullable: true,
-            metadata: Default::default(),
-        };
         let with_type = self.snapshot.scan(self.options.clone())?.with_extra_field(
-            change_type_field,
+            change_type_field(),
             Field::new(CHANGE_TYPE, ArrowType::Utf8, true),
         );
-        let schema = self.schema()?;
+        let mut out = ChangeRows {
+            schema: self.schema()?,
+            limit: self.options.limit,
+            returned: 0,
+            sink,
+        };
         let mut m = ScanMetrics::default();
-        let limit = self.options.limit;
-        let mut returned = 0usize;
         for (f, d) in files.iter().zip(data) {
-            let v = f.version;
             let actions = parse_actions(f.path(), &d)?;
-            let mut commit_ts = None;
-            for a in &actions {
-                match a {
-                    Action::Metadata(md) => metadata = Some(md.clone()),
-                    Action::Protocol(p) => check_readable(p)?,
-                    Action::CommitInfo(ci) => {
-                        commit_ts = ci
-                            .get("inCommitTimestamp")
-                            .and_then(|t| t.as_i64())
-                            .or_else(|| ci.get("timestamp").and_then(|t| t.as_i64()));
-                    }
-                    _ => {}
-                }
-            }
+            let commit_ts = apply_commit(&actions, &mut metadata)?;
             if !metadata.as_ref().is_some_and(cdf_enabled) {
-                return Err(Error::CdfNotEnabled { version: v });
+                return Err(Error::CdfNotEnabled { version: f.version });
             }
-            // a commit whose log records no time is dated by its file, whose modification
-            // time a log found without listing does not carry: the store gives it on HEAD
-            // (and a store that gives none leaves it null, not the epoch)
-            let file_ms = match (commit_ts, f.meta.last_modified_ms) {
-                (None, None) => storage.head(f.path()).await?.last_modified_ms,
-                (_, known) => known,
+            let stamp = Stamp {
+                version: f.version,
+                ts_us: commit_time_ms(storage, f, commit_ts)
+                    .await?
+                    .map(|ms| ms * 1000),
+                path: f.path(),
             };
-            let ts_us = commit_ts.or(file_ms).map(|ms| ms * 1000);
-            let mut emit = |batch: RecordBatch, change: Option<&'static str>| -> Result<bool> {
-                let batch = match limit {
-                    Some(l) if returned + batch.num_rows() > l => batch.slice(0, l - returned),
-                    _ => batch,
-                };
-                let n = batch.num_rows();
-                returned += n;
-                let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
-                if let Some(c) = change {
-                    cols.push(Arc::new(StringArray::from(vec![c; n])));
-                }
-                cols.push(Arc::new(Int64Array::from(vec![v as i64; n])));
-                cols.push(Arc::new(
-                    TimestampMicrosecondArray::from(vec![ts_us; n]).with_timezone("UTC"),
-                ));
-                let out =
-                    RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::DataFile {
-                        path: f.path().to_string(),
-                        message: e.to_string(),
-                    })?;
-                Ok(sink(out)? && limit.is_none_or(|l| returned < l))
+            // a commit with cdc files: their rows, with their own `_change_type`
+            let (scan, reads) = if actions.iter().any(|a| matches!(a, Action::Cdc(_))) {
+                (&with_type, cdc_reads(&actions))
+            } else {
+                (&plain, self.data_change_reads(f.path(), &actions).await?)
             };
-            let has_cdc = actions.iter().any(|a| matches!(a, Action::Cdc(_)));
-            if has_cdc {
-                for a in &actions {
-                    let Action::Cdc(c) = a else { continue };
-                    let read = FileRead {
-                        path: &c.path,
-                        size: c.size,
-                        partition_values: &c.partition_values,
-                        rows: RowMask::All,
-                    };
-                    let mut sub = ScanMetrics::default();
-                    let go = with_type
-                        .read_file(&read, None, &mut sub, &mut |b| emit(b, None))
-                        .await?;
-                    m.files_read += sub.files_read;
-                    if !go {
-                        m.rows_returned = returned;
-                        return Ok(m);
-                    }
-                }
-                continue;
-            }
-            let removes: Vec<_> = actions
-                .iter()
-                .filter_map(|a| match a {
-                    Action::Remove(r) if r.data_change => Some(r),
-                    _ => None,
-                })
-                .collect();
-            let mut paired = std::collections::HashSet::new();
-            let mut reads: Vec<(FileRead<'_>, &'static str)> = Vec::new();
-            for a in &actions {
-                let Action::Add(add) = a else { continue };
-                if !add.data_change {
-                    continue;
-                }
-                let new_dv = deleted_rows(storage, add.deletion_vector.as_ref(), location).await?;
-                match removes.iter().find(|r| r.path == add.path) {
-                    Some(r) => {
-                        // the same file with another deletion vector: only the difference changed
-                        paired.insert(r.path.as_str());
-                        let old_dv =
-                            deleted_rows(storage, r.deletion_vector.as_ref(), location).await?;
-                        let newly_deleted = &new_dv - &old_dv;
-                        let restored = &old_dv - &new_dv;
-                        if !newly_deleted.is_empty() {
-                            reads.push((
-                                file_read(
-                                    &add.path,
-                                    add.size,
-                                    &add.partition_values,
-                                    RowMask::Only(newly_deleted),
-                                ),
-                                "delete",
-                            ));
-                        }
-                        if !restored.is_empty() {
-                            reads.push((
-                                file_read(
-                                    &add.path,
-                                    add.size,
-                                    &add.partition_values,
-                                    RowMask::Only(restored),
-                                ),
-                                "insert",
-                            ));
-                        }
-                    }
-                    None => reads.push((
-                        file_read(
-                            &add.path,
-                            add.size,
-                            &add.partition_values,
-                            RowMask::without(new_dv),
-                        ),
-                        "insert",
-                    )),
-                }
-            }
-            for r in &removes {
-                if paired.contains(r.path.as_str()) {
-                    continue;
-                }
-                let size = r.size.ok_or_else(|| Error::InvalidLog {
-                    path: f.path().to_string(),
-                    message: format!(
-                        "remove of {} has no size; cannot read its rows for change data",
-                        r.path
-                    ),
-                })?;
-                let pv = r.partition_values.as_ref().unwrap_or(&EMPTY);
-                let dv = deleted_rows(storage, r.deletion_vector.as_ref(), location).await?;
-                reads.push((file_read(&r.path, size, pv, RowMask::without(dv)), "delete"));
-            }
             for (read, change) in &reads {
                 let mut sub = ScanMetrics::default();
-                let go = plain
-                    .read_file(read, None, &mut sub, &mut |b| emit(b, Some(change)))
+                let go = scan
+                    .read_file(read, None, &mut sub, &mut |b| out.emit(b, *change, &stamp))
                     .await?;
                 m.files_read += sub.files_read;
                 if !go {
-                    m.rows_returned = returned;
+                    m.rows_returned = out.returned;
                     return Ok(m);
                 }
             }
         }
-        m.rows_returned = returned;
+        m.rows_returned = out.returned;
         Ok(m)
+    }
+
+    /// The metadata in effect before the range starts (none from version 0).
+    async fn metadata_before(&self) -> Result<Option<Metadata>> {
+        if self.from == 0 {
+            return Ok(None);
+        }
+        let table = self.snapshot.table();
+        let seg = self
+            .listing
+            .segment(Some(self.from - 1), table.location())?;
+        Ok(Some(
+            load_protocol_and_metadata(table.storage().as_ref(), &seg)
+                .await?
+                .1,
+        ))
+    }
+
+    /// The files a commit without cdc files changed, with the change of their rows: an
+    /// added file's rows are inserts, a removed file's deletes; a file removed and added
+    /// again with another deletion vector changed only the rows the vectors differ in.
+    async fn data_change_reads<'a>(
+        &self,
+        commit: &str,
+        actions: &'a [Action],
+    ) -> Result<Vec<(FileRead<'a>, Option<&'static str>)>> {
+        let table = self.snapshot.table();
+        let (storage, location) = (table.storage().as_ref(), table.location());
+        let removes: Vec<_> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Remove(r) if r.data_change => Some(r),
+                _ => None,
+            })
+            .collect();
+        let mut paired = std::collections::HashSet::new();
+        let mut reads = Vec::new();
+        for a in actions {
+            let Action::Add(add) = a else { continue };
+            if !add.data_change {
+                continue;
+            }
+            let new_dv = deleted_rows(storage, add.deletion_vector.as_ref(), location).await?;
+            let read = |rows| file_read(&add.path, add.size, &add.partition_values, rows);
+            match removes.iter().find(|r| r.path == add.path) {
+                Some(r) => {
+                    // the same file with another deletion vector: only the difference changed
+                    paired.insert(r.path.as_str());
+                    let old_dv =
+                        deleted_rows(storage, r.deletion_vector.as_ref(), location).await?;
+                    let newly_deleted = &new_dv - &old_dv;
+                    let restored = &old_dv - &new_dv;
+                    if !newly_deleted.is_empty() {
+                        reads.push((read(RowMask::Only(newly_deleted)), Some("delete")));
+                    }
+                    if !restored.is_empty() {
+                        reads.push((read(RowMask::Only(restored)), Some("insert")));
+                    }
+                }
+                None => reads.push((read(RowMask::without(new_dv)), Some("insert"))),
+            }
+        }
+        for r in &removes {
+            if paired.contains(r.path.as_str()) {
+                continue;
+            }
+            let size = r.size.ok_or_else(|| Error::InvalidLog {
+                path: commit.to_string(),
+                message: format!(
+                    "remove of {} has no size; cannot read its rows for change data",
+                    r.path
+                ),
+            })?;
+            let pv = r.partition_values.as_ref().unwrap_or(&EMPTY);
+            let dv = deleted_rows(storage, r.deletion_vector.as_ref(), location).await?;
+            reads.push((
+                file_read(&r.path, size, pv, RowMask::without(dv)),
+                Some("delete"),
+            ));
+        }
+        Ok(reads)
+    }
+}
+
+/// The `_change_type` column cdc files hold.
+fn change_type_field() -> StructField {
+    StructField {
+        name: CHANGE_TYPE.into(),
+        data_type: DataType::Primitive("string".into()),
+        nullable: true,
+        metadata: Default::default(),
+    }
+}
+
+/// A commit's metadata and protocol take effect (an unreadable protocol is an error);
+/// returns its commit time (in-commit timestamp, else `commitInfo.timestamp`), in ms.
+fn apply_commit(actions: &[Action], metadata: &mut Option<Metadata>) -> Result<Option<i64>> {
+    let mut commit_ts = None;
+    for a in actions {
+        match a {
+            Action::Metadata(md) => *metadata = Some(md.clone()),
+            Action::Protocol(p) => check_readable(p)?,
+            Action::CommitInfo(ci) => {
+                commit_ts = ci
+                    .get("inCommitTimestamp")
+                    .and_then(|t| t.as_i64())
+                    .or_else(|| ci.get("timestamp").and_then(|t| t.as_i64()));
+            }
+            _ => {}
+        }
+    }
+    Ok(commit_ts)
+}
+
+/// When a commit was made, in ms: the time its log records, or else its file's
+/// modification time — which a log found without listing does not carry: the store gives
+/// it on HEAD (and a store that gives none leaves it null, not the epoch).
+async fn commit_time_ms(
+    storage: &dyn deltalens_storage::Storage,
+    file: &crate::log::LogFile,
+    recorded: Option<i64>,
+) -> Result<Option<i64>> {
+    Ok(match (recorded, file.meta.last_modified_ms) {
+        (None, None) => storage.head(file.path()).await?.last_modified_ms,
+        (recorded, known) => recorded.or(known),
+    })
+}
+
+/// The cdc files of a commit (their rows carry their own `_change_type`).
+fn cdc_reads(actions: &[Action]) -> Vec<(FileRead<'_>, Option<&'static str>)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Cdc(c) => Some((
+                file_read(&c.path, c.size, &c.partition_values, RowMask::All),
+                None,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The commit a change row comes from.
+struct Stamp<'a> {
+    version: u64,
+    ts_us: Option<i64>,
+    /// The commit file (for messages).
+    path: &'a str,
+}
+
+/// The change rows handed out so far, against the limit.
+struct ChangeRows<'s> {
+    schema: SchemaRef,
+    limit: Option<usize>,
+    returned: usize,
+    sink: &'s mut dyn FnMut(RecordBatch) -> Result<bool>,
+}
+
+impl ChangeRows<'_> {
+    /// `batch` with its change type (unless it has its own), version and time, up to the
+    /// limit, into the sink; false to stop.
+    fn emit(
+        &mut self,
+        batch: RecordBatch,
+        change: Option<&'static str>,
+        stamp: &Stamp<'_>,
+    ) -> Result<bool> {
+        let batch = match self.limit {
+            Some(l) if self.returned + batch.num_rows() > l => batch.slice(0, l - self.returned),
+            _ => batch,
+        };
+        let n = batch.num_rows();
+        self.returned += n;
+        let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
+        if let Some(c) = change {
+            cols.push(Arc::new(StringArray::from(vec![c; n])));
+        }
+        cols.push(Arc::new(Int64Array::from(vec![stamp.version as i64; n])));
+        cols.push(Arc::new(
+            TimestampMicrosecondArray::from(vec![stamp.ts_us; n]).with_timezone("UTC"),
+        ));
+        let out = RecordBatch::try_new(self.schema.clone(), cols).map_err(|e| Error::DataFile {
+            path: stamp.path.to_string(),
+            message: e.to_string(),
+        })?;
+        Ok((self.sink)(out)? && self.limit.is_none_or(|l| self.returned < l))
     }
 }
 

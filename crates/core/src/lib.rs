@@ -10,7 +10,6 @@ pub mod deletion_vector;
 pub mod diff;
 pub mod error;
 pub mod history;
-pub mod like;
 pub mod limits;
 pub mod log;
 pub mod metadata;

@@ -1,0 +1,264 @@
+//! Row filters: a SQL boolean expression (`price > 10 AND brand = 'nars' OR event_date IS
+//! NULL`, `IN`, `BETWEEN`, `LIKE`, `NOT`) parsed with `sqlparser` and evaluated with Arrow
+//! compute kernels. Comparisons are between a column (top-level or `struct.field`) and a
+//! literal; literals take the column's type.
+//!
+//! [`sql`] turns SQL into a [`Predicate`]; [`evaluate`] runs one on a batch (with
+//! [`like`] for `LIKE` patterns). Pruning by statistics is `crate::skipping`.
+
+mod evaluate;
+mod like;
+mod sql;
+
+pub use evaluate::{compare, literal_array, resolve};
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::Schema;
+
+use crate::error::{Error, Result};
+
+/// A literal value of a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    Null,
+    Bool(bool),
+    /// A number as written (integer, decimal or float text).
+    Number(String),
+    Str(String),
+}
+
+impl Literal {
+    fn text(&self) -> Option<String> {
+        match self {
+            Literal::Null => None,
+            Literal::Bool(b) => Some(b.to_string()),
+            Literal::Number(n) => Some(n.clone()),
+            Literal::Str(s) => Some(s.clone()),
+        }
+    }
+}
+
+impl std::fmt::Display for Literal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Literal::Null => write!(f, "NULL"),
+            Literal::Bool(b) => write!(f, "{b}"),
+            Literal::Number(n) => write!(f, "{n}"),
+            Literal::Str(s) => write!(f, "'{s}'"),
+        }
+    }
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl CmpOp {
+    fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+            other => other,
+        }
+    }
+
+    /// The operator of `NOT (a op b)`.
+    pub fn negate(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::NotEq,
+            CmpOp::NotEq => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::GtEq,
+            CmpOp::LtEq => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::LtEq,
+            CmpOp::GtEq => CmpOp::Lt,
+        }
+    }
+}
+
+/// A filter over the table's columns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    Const(bool),
+    Cmp {
+        column: Vec<String>,
+        op: CmpOp,
+        value: Literal,
+    },
+    IsNull {
+        column: Vec<String>,
+        negated: bool,
+    },
+    In {
+        column: Vec<String>,
+        values: Vec<Literal>,
+        negated: bool,
+    },
+    Between {
+        column: Vec<String>,
+        low: Literal,
+        high: Literal,
+        negated: bool,
+    },
+    Like {
+        column: Vec<String>,
+        pattern: String,
+        negated: bool,
+        case_insensitive: bool,
+    },
+    And(Box<Predicate>, Box<Predicate>),
+    Or(Box<Predicate>, Box<Predicate>),
+    Not(Box<Predicate>),
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::InvalidArgument {
+        message: message.into(),
+    }
+}
+
+impl Predicate {
+    /// Every column path the predicate reads.
+    pub fn columns(&self) -> Vec<&[String]> {
+        let mut out = Vec::new();
+        self.visit_columns(&mut |c| out.push(c));
+        out
+    }
+
+    fn visit_columns<'a>(&'a self, f: &mut dyn FnMut(&'a [String])) {
+        match self {
+            Predicate::Const(_) => {}
+            Predicate::Cmp { column, .. }
+            | Predicate::IsNull { column, .. }
+            | Predicate::In { column, .. }
+            | Predicate::Between { column, .. }
+            | Predicate::Like { column, .. } => f(column),
+            Predicate::And(a, b) | Predicate::Or(a, b) => {
+                a.visit_columns(f);
+                b.visit_columns(f);
+            }
+            Predicate::Not(a) => a.visit_columns(f),
+        }
+    }
+
+    /// Check columns and literal types against `schema` without reading data.
+    pub fn validate(&self, schema: &Arc<Schema>) -> Result<()> {
+        self.evaluate(&RecordBatch::new_empty(schema.clone()))
+            .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::{Date32Array, Float64Array, Int64Array, StringArray};
+    use arrow_schema::{DataType as ArrowType, Field};
+
+    fn batch() -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("price", ArrowType::Float64, true),
+            Field::new("brand", ArrowType::Utf8, true),
+            Field::new("event_date", ArrowType::Date32, true),
+            Field::new("id", ArrowType::Int64, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Float64Array::from(vec![
+                    Some(5.0),
+                    Some(12.5),
+                    None,
+                    Some(20.0),
+                ])),
+                Arc::new(StringArray::from(vec![
+                    Some("nars"),
+                    Some("Dior"),
+                    Some("nars"),
+                    None,
+                ])),
+                Arc::new(Date32Array::from(vec![
+                    Some(19723),
+                    None,
+                    Some(19724),
+                    Some(19725),
+                ])),
+                Arc::new(Int64Array::from(vec![1, 2, 3, 4])),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn rows(sql: &str) -> Vec<i64> {
+        let b = batch();
+        let mask = Predicate::parse(sql).unwrap().evaluate(&b).unwrap();
+        let f = arrow_select::filter::filter_record_batch(&b, &mask).unwrap();
+        f.column(3)
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .values()
+            .to_vec()
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn evaluates_sql() {
+        assert_eq!(
+            rows("price > 10 AND brand = 'nars' OR event_date IS NULL"),
+            [2]
+        );
+        assert_eq!(rows("price > 10"), [2, 4]);
+        assert_eq!(rows("10 < price"), [2, 4]);
+        assert_eq!(rows("brand IN ('nars', 'x')"), [1, 3]);
+        assert_eq!(rows("brand NOT IN ('nars')"), [2]);
+        assert_eq!(rows("price BETWEEN 5 AND 12.5"), [1, 2]);
+        assert_eq!(rows("price NOT BETWEEN 5 AND 12.5"), [4]);
+        assert_eq!(rows("brand LIKE 'na%'"), [1, 3]);
+        assert_eq!(rows("brand ILIKE 'DI%'"), [2]);
+        assert_eq!(rows("NOT (brand = 'nars')"), [2]);
+        assert_eq!(rows("event_date >= '2024-01-02'"), [3, 4]);
+        assert_eq!(rows("event_date = DATE '2024-01-01'"), [1]);
+        assert_eq!(rows("brand IS NOT NULL AND id <> 1"), [2, 3]);
+        assert_eq!(rows("price = NULL"), Vec::<i64>::new());
+        assert_eq!(rows("id = -1 OR id = +4"), [4]);
+        assert_eq!(rows("true"), [1, 2, 3, 4]);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn errors_name_the_column() {
+        let schema = batch().schema();
+        let e = Predicate::parse("nope = 1")
+            .unwrap()
+            .validate(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("unknown column \"nope\""), "{e}");
+        let e = Predicate::parse("price = 'abc'")
+            .unwrap()
+            .validate(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("column price is Float64"), "{e}");
+        let e = Predicate::parse("event_date = 5")
+            .unwrap()
+            .validate(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("event_date"), "{e}");
+        let e = Predicate::parse("id LIKE 'a%'")
+            .unwrap()
+            .validate(&schema)
+            .unwrap_err();
+        assert!(e.to_string().contains("LIKE needs a string column"), "{e}");
+        assert!(Predicate::parse("price >").is_err());
+        assert!(Predicate::parse("price = brand").is_err());
+        assert!(Predicate::parse("price + 1 > 2").is_err());
+    }
+}
