@@ -18,6 +18,9 @@
 //! With neither a token nor `DELTALENS_PUBLIC = "true"` the worker serves nothing: every
 //! request is a 503 `not_configured` naming both settings (a deployment must choose).
 
+use std::cell::OnceCell;
+use std::rc::Rc;
+
 use deltalens_fetch_storage::BrowserOptions;
 use deltalens_query::access::Allowlist;
 use deltalens_query::execute::Limits;
@@ -65,8 +68,31 @@ fn number(env: &Env, name: &str, default: u64) -> Result<u64, String> {
     }
 }
 
+thread_local! {
+    /// This isolate's configuration (or why it is unusable), parsed at its first request.
+    /// Not keyed by anything: a deployed worker's vars and secrets are fixed for the
+    /// isolate's life (a deployment or a changed secret starts new isolates), so every
+    /// request of the isolate would parse the same values.
+    static ISOLATE: OnceCell<Result<Rc<Config>, String>> = const { OnceCell::new() };
+}
+
 impl Config {
-    pub fn from_env(env: &Env) -> Result<Config, String> {
+    /// The isolate's configuration: parsed from `env` on the first call, the same one
+    /// (shared, never changed: a request's budgets are lowered on its own copy, see
+    /// [`Config::for_request`]) on every later call. The first successful parse also
+    /// sets the core's Parquet page-size limit, which holds for the whole isolate.
+    pub fn for_isolate(env: &Env) -> Result<Rc<Config>, String> {
+        ISOLATE.with(|cell| {
+            cell.get_or_init(|| {
+                let config = Config::from_env(env)?;
+                deltalens_core::limits::set_max_page_bytes(config.max_page_bytes);
+                Ok(Rc::new(config))
+            })
+            .clone()
+        })
+    }
+
+    fn from_env(env: &Env) -> Result<Config, String> {
         let max_rows = number(env, "DELTALENS_MAX_ROWS", 10_000)? as usize;
         let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
         let max_decoded_bytes = number(env, "DELTALENS_MAX_DECODED_BYTES", 256 << 20)?;
@@ -133,10 +159,17 @@ impl Config {
         }
     }
 
-    /// Apply a client's own lower budgets — `budget_rows`, `budget_rows_buffered`,
-    /// `budget_decoded_bytes`, `budget_bytes`, `budget_subrequests`, `budget_ms` request parameters, which can only
-    /// lower the configured ones — and remove them from `params`.
-    pub fn lower_budgets(&mut self, params: &mut Vec<(String, String)>) -> Result<(), String> {
+    /// One request's configuration: this one with the client's own lower budgets applied
+    /// — `budget_rows`, `budget_rows_buffered`, `budget_decoded_bytes`, `budget_bytes`,
+    /// `budget_subrequests`, `budget_ms` request parameters, which can only lower the
+    /// configured ones — and those parameters removed from `params`.
+    pub fn for_request(&self, params: &mut Vec<(String, String)>) -> Result<Config, String> {
+        let mut config = self.clone();
+        config.lower_budgets(params)?;
+        Ok(config)
+    }
+
+    fn lower_budgets(&mut self, params: &mut Vec<(String, String)>) -> Result<(), String> {
         let mut rest = Vec::new();
         for (k, v) in params.drain(..) {
             let n = || -> Result<u64, String> {

@@ -17,12 +17,11 @@ use crate::stack::open;
 const MAX_BODY: usize = 64 << 10;
 
 pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
-    let config = match Config::from_env(&env) {
+    // parsed once per isolate (which also applies its page-size limit), then shared
+    let config = match Config::for_isolate(&env) {
         Ok(c) => c,
         Err(m) => return respond_error(&ApiError::new(500, "bad_configuration", m), None),
     };
-    // one isolate serves one deployment: its page-size limit holds for every request
-    deltalens_core::limits::set_max_page_bytes(config.max_page_bytes);
     let origin = req.headers().get("origin").ok().flatten();
     let cors = config.cors_origin(origin.as_deref());
     // neither a token nor an explicit public flag: nothing is served
@@ -86,7 +85,6 @@ fn token_matches(given: &str, want: &str) -> bool {
 }
 
 async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
-    let mut config = config.clone();
     if let Some(want) = &config.auth_token {
         let given = req.headers().get("authorization").ok().flatten();
         let ok = given
@@ -106,10 +104,10 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
         .query_pairs()
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
-    config
-        .lower_budgets(&mut params)
+    // this request's budgets, on its own copy: the isolate's configuration stays as is
+    let config = &config
+        .for_request(&mut params)
         .map_err(|m| ApiError::new(400, "invalid_parameter", m))?;
-    let config = &config;
     let path = url.path().to_string();
     let api = match (req.method(), path.as_str()) {
         (Method::Get, "/") => {

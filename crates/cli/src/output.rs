@@ -1,11 +1,14 @@
 //! Writing record batches: aligned text, CSV, JSON, JSON lines, Arrow IPC stream, Parquet.
 
 use std::io::Write;
+use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::SchemaRef;
 use clap::ValueEnum;
+
+use crate::error::CliError;
 
 /// Output formats of `scan` and `changes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -18,10 +21,19 @@ pub enum Format {
     Parquet,
 }
 
-type Res<T> = Result<T, String>;
+type Res<T> = Result<T, CliError>;
 
-fn e(err: impl std::fmt::Display) -> String {
-    format!("cannot write output: {err}")
+/// Where rows go: the `--output` file, or stdout.
+pub fn destination(path: Option<&Path>) -> Res<Box<dyn Write + Send>> {
+    Ok(match path {
+        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).map_err(
+            |source| CliError::CreateOutput {
+                path: p.to_path_buf(),
+                source,
+            },
+        )?)),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    })
 }
 
 /// A streaming writer for one output document.
@@ -50,7 +62,7 @@ fn cells(batch: &RecordBatch) -> Res<Vec<Vec<String>>> {
         .iter()
         .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(e)?;
+        .map_err(CliError::WriteArrow)?;
     Ok((0..batch.num_rows())
         .map(|r| {
             fmts.iter()
@@ -92,15 +104,15 @@ fn print_header(out: &mut impl Write, names: &[String], w: &[usize]) -> Res<()> 
         .zip(w)
         .map(|(n, w)| pad(&crate::render::terminal_safe(n, false), *w))
         .collect();
-    writeln!(out, "{}", head.join("  ").trim_end()).map_err(e)?;
+    writeln!(out, "{}", head.join("  ").trim_end()).map_err(CliError::WriteIo)?;
     let rule: Vec<String> = w.iter().map(|w| "-".repeat(*w)).collect();
-    writeln!(out, "{}", rule.join("  ")).map_err(e)
+    writeln!(out, "{}", rule.join("  ")).map_err(CliError::WriteIo)
 }
 
 fn print_rows(out: &mut impl Write, w: &[usize], rows: &[Vec<String>]) -> Res<()> {
     for r in rows {
         let line: Vec<String> = r.iter().zip(w).map(|(c, w)| pad(c, *w)).collect();
-        writeln!(out, "{}", line.join("  ").trim_end()).map_err(e)?;
+        writeln!(out, "{}", line.join("  ").trim_end()).map_err(CliError::WriteIo)?;
     }
     Ok(())
 }
@@ -133,9 +145,10 @@ impl<W: Write + Send> Writer<W> {
                     .with_explicit_nulls(true)
                     .build(out),
             ),
-            Format::Arrow => {
-                Writer::Arrow(arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(e)?)
-            }
+            Format::Arrow => Writer::Arrow(
+                arrow_ipc::writer::StreamWriter::try_new(out, schema)
+                    .map_err(CliError::WriteArrow)?,
+            ),
             Format::Parquet => Writer::Parquet(
                 parquet::arrow::ArrowWriter::try_new(
                     out,
@@ -146,7 +159,7 @@ impl<W: Write + Send> Writer<W> {
                             .build(),
                     ),
                 )
-                .map_err(e)?,
+                .map_err(CliError::WriteParquet)?,
             ),
         })
     }
@@ -177,11 +190,11 @@ impl<W: Write + Send> Writer<W> {
                     }
                 }
             }
-            Writer::Csv(w) => w.write(batch).map_err(e),
-            Writer::Json(w) => w.write(batch).map_err(e),
-            Writer::Jsonl(w) => w.write(batch).map_err(e),
-            Writer::Arrow(w) => w.write(batch).map_err(e),
-            Writer::Parquet(w) => w.write(batch).map_err(e),
+            Writer::Csv(w) => w.write(batch).map_err(CliError::WriteArrow),
+            Writer::Json(w) => w.write(batch).map_err(CliError::WriteArrow),
+            Writer::Jsonl(w) => w.write(batch).map_err(CliError::WriteArrow),
+            Writer::Arrow(w) => w.write(batch).map_err(CliError::WriteArrow),
+            Writer::Parquet(w) => w.write(batch).map_err(CliError::WriteParquet),
         }
     }
 
@@ -201,30 +214,33 @@ impl<W: Write + Send> Writer<W> {
                     print_rows(&mut out, &w, &pending)?;
                 }
                 let _ = schema;
-                writeln!(out, "({rows} rows)").map_err(e)?;
-                out.flush().map_err(e)
+                writeln!(out, "({rows} rows)").map_err(CliError::WriteIo)?;
+                out.flush().map_err(CliError::WriteIo)
             }
             Writer::Csv(w) => {
                 let mut out = w.into_inner();
-                out.flush().map_err(e)
+                out.flush().map_err(CliError::WriteIo)
             }
             Writer::Json(mut w) => {
-                w.finish().map_err(e)?;
+                w.finish().map_err(CliError::WriteArrow)?;
                 let mut out = w.into_inner();
-                out.write_all(b"\n").map_err(e)?;
-                out.flush().map_err(e)
+                out.write_all(b"\n").map_err(CliError::WriteIo)?;
+                out.flush().map_err(CliError::WriteIo)
             }
             Writer::Jsonl(mut w) => {
-                w.finish().map_err(e)?;
-                w.into_inner().flush().map_err(e)
+                w.finish().map_err(CliError::WriteArrow)?;
+                w.into_inner().flush().map_err(CliError::WriteIo)
             }
             Writer::Arrow(mut w) => {
-                w.finish().map_err(e)?;
-                w.into_inner().map_err(e)?.flush().map_err(e)
+                w.finish().map_err(CliError::WriteArrow)?;
+                w.into_inner()
+                    .map_err(CliError::WriteArrow)?
+                    .flush()
+                    .map_err(CliError::WriteIo)
             }
             Writer::Parquet(w) => {
-                let mut out = w.into_inner().map_err(e)?;
-                out.flush().map_err(e)
+                let mut out = w.into_inner().map_err(CliError::WriteParquet)?;
+                out.flush().map_err(CliError::WriteIo)
             }
         }
     }

@@ -13,6 +13,7 @@ use std::time::UNIX_EPOCH;
 use tokio::net::TcpStream;
 
 use super::http;
+use crate::error::CliError;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
@@ -89,17 +90,15 @@ pub struct Files {
 impl Files {
     /// The given table directories (each must hold `_delta_log/`; names are the directory
     /// names, made unique with `_`), or the embedded demo table when there are none.
-    pub fn new(dirs: &[PathBuf], app_dir: Option<&Path>) -> Result<Files, String> {
+    pub fn new(dirs: &[PathBuf], app_dir: Option<&Path>) -> Result<Files, CliError> {
         let mut tables = BTreeMap::new();
         for t in dirs {
-            let root = t
-                .canonicalize()
-                .map_err(|e| format!("cannot serve {}: {e}", t.display()))?;
+            let root = t.canonicalize().map_err(|source| CliError::ServeTable {
+                path: t.clone(),
+                source,
+            })?;
             if !root.join("_delta_log").is_dir() {
-                return Err(format!(
-                    "{} is not a Delta table (no _delta_log/ in it)",
-                    t.display()
-                ));
+                return Err(CliError::NotATable { path: t.clone() });
             }
             let mut name = table_name(&root);
             while tables.contains_key(&name) {
@@ -112,8 +111,10 @@ impl Files {
         }
         let app_dir = app_dir
             .map(|d| {
-                d.canonicalize()
-                    .map_err(|e| format!("cannot serve the explorer from {}: {e}", d.display()))
+                d.canonicalize().map_err(|source| CliError::ServeApp {
+                    path: d.to_path_buf(),
+                    source,
+                })
             })
             .transpose()?;
         Ok(Files {

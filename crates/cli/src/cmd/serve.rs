@@ -27,26 +27,43 @@ use std::time::Duration;
 use deltalens_storage::http_range::{RangeAnswer, parse_range};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::args::positive;
+use crate::error::CliError;
 use files::{Found, Kind};
 use http::{Answer, Request};
 use policy::{Policy, Refusal};
 
-pub use policy::parse_origin;
+use policy::parse_origin;
 
 /// At the connection limit, how often the accept loop looks for a free slot.
 const SLOT_POLL: Duration = Duration::from_millis(10);
 
-/// What `serve` was asked for.
-pub struct ServeArgs {
+// What `serve` was asked for (the subcommand's help text is its variant's in main.rs).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Table directories to serve.
+    #[arg(value_name = "TABLE_DIR")]
     pub tables: Vec<PathBuf>,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+    /// Port (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
     pub port: u16,
+    /// Serve the explorer from this directory (trunk's dist/) instead of the copy
+    /// embedded in the binary.
+    #[arg(long, value_name = "DIR")]
     pub app_dir: Option<PathBuf>,
-    pub stop_after: Option<u64>,
-    /// Origins allowed to read with CORS (checked by [`parse_origin`]).
+    /// Let pages from this origin (e.g. https://explorer.example) read the tables
+    /// with CORS; repeatable. Without it only the explorer served here can.
+    #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
-    /// Most connections open at once.
+    /// Most connections open at once; more wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = positive)]
     pub max_connections: usize,
+    /// Stop after this many seconds (for tests).
+    #[arg(long, hide = true, value_name = "SECS")]
+    pub stop_after: Option<u64>,
 }
 
 struct Site {
@@ -263,12 +280,16 @@ fn announce(site: &Site, addr: SocketAddr) {
 }
 
 /// Run the server until stopped (or for `stop_after` seconds).
-pub async fn serve(args: ServeArgs) -> Result<String, String> {
+pub async fn run(args: Args) -> Result<String, CliError> {
     let files = files::Files::new(&args.tables, args.app_dir.as_deref())?;
     let listener = TcpListener::bind((args.host.as_str(), args.port))
         .await
-        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| CliError::Listen {
+            host: args.host.clone(),
+            port: args.port,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(CliError::LocalAddr)?;
     let policy = Policy::new(addr, &args.host, args.cors_origins);
     let site = Arc::new(Site { files, policy });
     announce(&site, addr);

@@ -4,10 +4,11 @@
 use std::net::{IpAddr, SocketAddr};
 
 use super::http::Request;
+use crate::error::CliError;
 
 /// Checks `--cors-origin` values: `http(s)://host[:port]` (a trailing `/` is dropped,
 /// the value lowercased, as browsers serialise origins). No path, no wildcard.
-pub fn parse_origin(s: &str) -> Result<String, String> {
+pub fn parse_origin(s: &str) -> Result<String, CliError> {
     let origin = s.trim().trim_end_matches('/').to_ascii_lowercase();
     let authority = origin
         .strip_prefix("https://")
@@ -15,9 +16,10 @@ pub fn parse_origin(s: &str) -> Result<String, String> {
         .unwrap_or("");
     let bad = |c: char| "/?#@*\\".contains(c) || c.is_whitespace() || c.is_control();
     if authority.is_empty() || authority.contains(bad) {
-        return Err(format!(
-            "expected an origin like https://explorer.example or http://localhost:3000, got {s:?}"
-        ));
+        return Err(CliError::Argument {
+            expected: "an origin like https://explorer.example or http://localhost:3000",
+            given: s.to_string(),
+        });
     }
     Ok(origin)
 }

@@ -1,0 +1,195 @@
+//! `deltalens diff`: what changed between two versions — files, schema, protocol,
+//! properties and rows.
+
+use deltalens_core::diff::TableDiff;
+use serde_json::{Value, json};
+
+use super::to_json;
+use crate::args::TableArgs;
+use crate::error::CliError;
+use crate::output;
+use crate::render;
+use crate::table::{Opened, with_table};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// The older version.
+    #[arg(value_name = "V1")]
+    pub v1: u64,
+    /// The newer version.
+    #[arg(value_name = "V2")]
+    pub v2: u64,
+    /// Show at most N inserted/deleted rows (default: 20 in text, all with --json).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only the rows' columns, comma-separated.
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+}
+
+pub async fn run(args: Args) -> Result<String, CliError> {
+    let t = &args.table;
+    with_table(&t.location, &t.options, t.io(), async |o| {
+        diff(
+            o,
+            args.v1,
+            args.v2,
+            args.limit,
+            args.columns.clone(),
+            t.json,
+        )
+        .await
+    })
+    .await
+}
+
+fn batches_to_json(batches: &[arrow_array::RecordBatch]) -> Result<Vec<Value>, CliError> {
+    let mut w = arrow_json::WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build::<_, arrow_json::writer::JsonArray>(Vec::new());
+    for b in batches {
+        w.write(b).map_err(CliError::RowsToJson)?;
+    }
+    w.finish().map_err(CliError::RowsToJson)?;
+    let bytes = w.into_inner();
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    match serde_json::from_slice(&bytes)? {
+        Value::Array(a) => Ok(a),
+        _ => Ok(Vec::new()),
+    }
+}
+
+async fn diff(
+    t: &Opened,
+    v1: u64,
+    v2: u64,
+    limit: Option<usize>,
+    columns: Option<Vec<String>>,
+    json: bool,
+) -> Result<String, CliError> {
+    let d = TableDiff::new(&t.table, v1, v2).await?;
+    let options = deltalens_core::scan::ScanOptions {
+        columns,
+        limit: if json {
+            limit
+        } else {
+            Some(limit.unwrap_or(20))
+        },
+        ..Default::default()
+    };
+    let mut batches = Vec::new();
+    d.rows(&options, &mut |b| {
+        batches.push(b);
+        Ok(true)
+    })
+    .await?;
+    let est = |files: &[deltalens_core::actions::Add]| -> Option<i64> {
+        files.iter().try_fold(0i64, |acc, f| {
+            Some(acc + f.num_records()? - f.deletion_vector.as_ref().map_or(0, |d| d.cardinality))
+        })
+    };
+    let dv_deleted: i64 = d
+        .deletion_vectors_changed
+        .iter()
+        .map(|c| c.deleted_rows_to - c.deleted_rows_from)
+        .sum();
+    let rows_inserted = est(&d.files_added).map(|n| n - dv_deleted.min(0));
+    let rows_deleted = est(&d.files_removed).map(|n| n + dv_deleted.max(0));
+    let file = |f: &deltalens_core::actions::Add| json!({"path": f.path, "size": f.size, "num_records": f.num_records()});
+    if json {
+        let doc = json!({
+            "from": d.from.version,
+            "to": d.to.version,
+            "files_added": d.files_added.iter().map(file).collect::<Vec<_>>(),
+            "files_removed": d.files_removed.iter().map(file).collect::<Vec<_>>(),
+            "deletion_vectors_changed": d.deletion_vectors_changed,
+            "schema_changes": d.schema_changes,
+            "partition_columns": {"from": d.from.partition_columns(), "to": d.to.partition_columns()},
+            "protocol": d.protocol_change.as_ref().map(|(a, b)| json!({"from": a, "to": b})),
+            "property_changes": d.property_changes,
+            "rows_inserted": rows_inserted,
+            "rows_deleted": rows_deleted,
+            "rows": batches_to_json(&batches)?,
+        });
+        return Ok(to_json(&doc));
+    }
+    let mut out = format!(
+        "diff of versions {} and {}\n\nfiles: +{} -{} ({} with changed deletion vectors)\nrows (from statistics): +{} -{}\n",
+        d.from.version,
+        d.to.version,
+        d.files_added.len(),
+        d.files_removed.len(),
+        d.deletion_vectors_changed.len(),
+        rows_inserted.map_or("?".into(), |n| n.to_string()),
+        rows_deleted.map_or("?".into(), |n| n.to_string()),
+    );
+    if !d.schema_changes.is_empty() {
+        out.push_str("\nschema:\n");
+        let rows: Vec<Vec<String>> = d
+            .schema_changes
+            .iter()
+            .map(|c| {
+                vec![
+                    c.column.clone(),
+                    c.change.to_string(),
+                    c.from.clone().unwrap_or_default(),
+                    c.to.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        out.push_str(&render::table(&["column", "change", "from", "to"], &rows));
+    }
+    if d.partition_columns_changed {
+        out.push_str(&format!(
+            "\npartition columns: [{}] -> [{}]\n",
+            d.from.partition_columns().join(", "),
+            d.to.partition_columns().join(", ")
+        ));
+    }
+    if let Some((a, b)) = &d.protocol_change {
+        out.push_str(&format!(
+            "\nprotocol: reader {} writer {} -> reader {} writer {} (reader features {:?} -> {:?}, writer features {:?} -> {:?})\n",
+            a.min_reader_version, a.min_writer_version, b.min_reader_version, b.min_writer_version,
+            a.reader_features, b.reader_features, a.writer_features, b.writer_features
+        ));
+    }
+    if !d.property_changes.is_empty() {
+        out.push_str("\nproperties:\n");
+        let rows: Vec<Vec<String>> = d
+            .property_changes
+            .iter()
+            .map(|c| {
+                vec![
+                    c.key.clone(),
+                    c.from.clone().unwrap_or_default(),
+                    c.to.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        out.push_str(&render::table(&["key", "from", "to"], &rows));
+    }
+    for (title, files) in [("added", &d.files_added), ("removed", &d.files_removed)] {
+        if !files.is_empty() {
+            out.push_str(&format!("\nfiles {title}:\n"));
+            for f in files.iter() {
+                out.push_str(&format!("  {} ({})\n", f.path, render::bytes(f.size)));
+            }
+        }
+    }
+    out.push_str("\nrows:\n");
+    let schema = d.row_schema(&options)?;
+    let mut buf = Vec::new();
+    {
+        let mut w = output::Writer::new(output::Format::Table, &mut buf, &schema)?;
+        for b in &batches {
+            w.write(b)?;
+        }
+        w.finish(&schema)?;
+    }
+    out.push_str(&String::from_utf8_lossy(&buf));
+    Ok(out)
+}

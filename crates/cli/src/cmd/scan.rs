@@ -1,0 +1,139 @@
+//! `deltalens scan`: read rows (a time-travel preview with `--version` / `--timestamp`),
+//! streamed to stdout or `--output` in the chosen format.
+
+use deltalens_core::VersionSpec;
+
+use super::release;
+use crate::args::{AtArgs, RowArgs, TableArgs};
+use crate::error::CliError;
+use crate::output;
+use crate::render;
+use crate::table::{Opened, with_table};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub table: TableArgs,
+    #[command(flatten)]
+    pub at: AtArgs,
+    #[command(flatten)]
+    pub rows: RowArgs,
+}
+
+pub async fn run(args: Args) -> Result<String, CliError> {
+    let t = &args.table;
+    with_table(&t.location, &t.options, t.io(), async |o| {
+        scan(o, args.at.spec()?, &args.rows).await
+    })
+    .await
+}
+
+/// A one-line progress report on stderr, drawn only when both stdout and stderr are
+/// terminals (never when the output is piped).
+struct Progress {
+    on: bool,
+    total_files: usize,
+    total_bytes: i64,
+    last: std::time::Instant,
+}
+
+impl Progress {
+    fn new(total_files: usize, total_bytes: i64) -> Self {
+        use std::io::IsTerminal;
+        Progress {
+            on: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            total_files,
+            total_bytes,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn update(&mut self, read: u64, rows: usize) {
+        if !self.on || self.last.elapsed() < std::time::Duration::from_millis(200) {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        eprint!(
+            "\r\x1b[Kreading {} files ({}): {} fetched, {rows} rows",
+            self.total_files,
+            render::bytes(self.total_bytes),
+            render::bytes(read as i64)
+        );
+    }
+
+    fn clear(&self) {
+        if self.on {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, CliError> {
+    let s = t.table.snapshot(at).await?;
+    let scan = s.scan(rows.scan_options()?)?;
+    let schema = scan.schema();
+    let out = output::destination(rows.output.as_deref())?;
+    let mut writer = output::Writer::new(rows.format, out, &schema)?;
+    let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0));
+    let mut write_err = None;
+    let mut n = 0usize;
+    let counter = t.counter.clone();
+    let threads = rows
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(s.num_files().max(1));
+    if rows.limit.is_none() && threads > 1 {
+        // decode files on `threads` threads; their reads run on the process' runtime
+        // (its handle), whose workers keep serving the connections the storage pools
+        // while this thread blocks below. Batches come back through a small channel, so
+        // memory stays bounded.
+        let handle = tokio::runtime::Handle::current();
+        let (btx, brx) = std::sync::mpsc::sync_channel(threads * 2);
+        let result: Result<(), CliError> = std::thread::scope(|scope| {
+            let mut workers = Vec::new();
+            for part in 0..threads {
+                let (btx, scan, handle) = (btx.clone(), &scan, handle.clone());
+                workers.push(scope.spawn(move || -> Result<(), CliError> {
+                    handle.block_on(
+                        scan.execute_partition(part, threads, &mut |b| Ok(btx.send(b).is_ok())),
+                    )?;
+                    Ok(())
+                }));
+            }
+            drop(btx);
+            for b in brx {
+                n += b.num_rows();
+                progress.clear();
+                writer.write(&b)?;
+                progress.update(counter.stats().bytes, n);
+            }
+            for w in workers {
+                w.join().map_err(|_| CliError::ScanThread)??;
+            }
+            Ok(())
+        });
+        progress.clear();
+        result?;
+        writer.finish(&schema)?;
+        release(s);
+        return Ok(String::new());
+    }
+    scan.execute(&mut |b| {
+        n += b.num_rows();
+        progress.clear();
+        if let Err(e) = writer.write(&b) {
+            write_err = Some(e);
+            return Ok(false);
+        }
+        progress.update(counter.stats().bytes, n);
+        Ok(true)
+    })
+    .await?;
+    progress.clear();
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    writer.finish(&schema)?;
+    release(s);
+    Ok(String::new())
+}

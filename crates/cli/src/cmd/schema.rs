@@ -1,0 +1,67 @@
+//! `deltalens schema`: the Delta schema (logical names).
+
+use deltalens_core::{Table, VersionSpec};
+
+use super::to_json;
+use crate::args::{AtArgs, TableArgs};
+use crate::error::CliError;
+use crate::render;
+use crate::table::with_table;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub table: TableArgs,
+    #[command(flatten)]
+    pub at: AtArgs,
+}
+
+pub async fn run(args: Args) -> Result<String, CliError> {
+    let t = &args.table;
+    with_table(&t.location, &t.options, t.io(), async |o| {
+        schema(&o.table, args.at.spec()?, t.json).await
+    })
+    .await
+}
+
+async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliError> {
+    let s = table.snapshot(at).await?;
+    if json {
+        return Ok(to_json(&s.schema.raw));
+    }
+    let partition = s.partition_columns();
+    let rows: Vec<Vec<String>> = s
+        .schema
+        .fields()
+        .iter()
+        .map(|f| {
+            vec![
+                f.name.clone(),
+                f.data_type.type_string(),
+                if f.nullable {
+                    "yes".into()
+                } else {
+                    "no".into()
+                },
+                if partition.contains(&f.name) {
+                    "yes".into()
+                } else {
+                    String::new()
+                },
+                f.physical_name().unwrap_or_default().to_string(),
+                f.comment().unwrap_or_default().to_string(),
+            ]
+        })
+        .collect();
+    Ok(render::table(
+        &[
+            "column",
+            "type",
+            "nullable",
+            "partition",
+            "physical name",
+            "comment",
+        ],
+        &rows,
+    ))
+}

@@ -1,0 +1,64 @@
+//! Opening a table: the one way every subcommand reads one, and the one place the
+//! `--io-log` and `--io-stats` report on its requests is printed.
+
+use std::sync::Arc;
+
+use deltalens_core::Table;
+use deltalens_object_store::ObjectStoreStorage;
+use deltalens_storage::CountingStorage;
+
+use crate::error::CliError;
+use crate::render;
+
+/// What to print to stderr about the requests a command made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoReport {
+    /// One line: requests by kind and bytes read (`--io-stats`).
+    pub stats: bool,
+    /// One line per request (`--io-log`).
+    pub log: bool,
+}
+
+/// A table and the counter of its requests (for the report, progress and `bench`).
+pub struct Opened {
+    pub table: Table,
+    pub counter: Arc<CountingStorage<ObjectStoreStorage>>,
+}
+
+/// Opens the table at `location`, runs `work` on it, then prints the report asked for —
+/// whether `work` succeeded or not (nothing is printed when the table cannot be opened).
+pub async fn with_table<T>(
+    location: &str,
+    options: &[(String, String)],
+    io: IoReport,
+    work: impl AsyncFnOnce(&Opened) -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    let store = ObjectStoreStorage::open(location, options)?;
+    let counter = Arc::new(CountingStorage::new(store));
+    let opened = Opened {
+        table: Table::new(counter.clone(), location),
+        counter,
+    };
+    let result = work(&opened).await;
+    io.print(&opened.counter);
+    result
+}
+
+impl IoReport {
+    fn print(self, counter: &CountingStorage<ObjectStoreStorage>) {
+        if self.log {
+            for r in counter.records() {
+                let range = r.range.map(|r| r.to_string()).unwrap_or_default();
+                let path = render::terminal_safe(&r.path, false);
+                eprintln!("io: {:?} {path} {range} -> {} bytes", r.kind, r.bytes);
+            }
+        }
+        if self.stats {
+            let s = counter.stats();
+            eprintln!(
+                "io: {} requests ({} list, {} get, {} head), {} bytes read",
+                s.requests, s.lists, s.gets, s.heads, s.bytes
+            );
+        }
+    }
+}
