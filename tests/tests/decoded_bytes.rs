@@ -2,6 +2,7 @@
 //! `decoded_bytes` budget): a row group whose projected column chunks would pass it is
 //! refused before its bytes are fetched, decoded batches are counted as they come, and a
 //! limit that is not reached changes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! Differential tests: our scans against deltalake (QueryBuilder SQL) and DuckDB
 //! (`delta_scan`) on the generated fixtures, with projections, filters and limits.
 //! Known oracle deviations are normalised and named where they are applied.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::process::Command;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Our own fixtures (written by deltalake with tests/fixtures/make_fixtures.py) against
 //! deltalake's recorded answers: versions, files, rows, sizes, schema, partitioning,
 //! history, protocol and properties.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use deltalens_core::{Error, VersionSpec};
 use deltalens_tests::{FIXTURES, fixtures_dir, open_local, runtime};

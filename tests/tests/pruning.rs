@@ -1,6 +1,7 @@
 //! Pruning never changes results: for every table of the conformance corpus and our
 //! fixtures, many filters built from the table's own values return the same rows with
 //! pruning on and off — and pruning does skip files and row groups.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::path::PathBuf;
 

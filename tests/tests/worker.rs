@@ -5,17 +5,25 @@
 //! code the CLI runs (`deltalens info --json`, `scan`, `changes`, `query`) and, for the
 //! corpus tables, to the corpus' canonical rows; the allowlist (no request reaches another
 //! host), bearer auth, CORS, each budget, malformed requests, the isolate cache, and the
-//! subrequests of opening a checkpointed table and returning 100 rows. Skipped (with a
-//! message) when `DELTALENS_WORKER_URL` is not set.
+//! subrequests of opening a checkpointed table and returning 100 rows. Each test is
+//! skipped (with a message) when `DELTALENS_WORKER_URL` is not set.
+//!
+//! The tests share one worker, and so its isolate's cache (worker/src/stack.rs: what was
+//! read, kept for the 8 table roots used last, for every request). Checks that count what a
+//! cold or a cached read costs are kept in one test with what must come after them, and the
+//! subrequest counts run alone (see [`ISOLATE`]).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use deltalens_core::{Table, VersionSpec};
 use deltalens_query::ApiRequest;
 use deltalens_query::request::{parse_get, parse_query};
+use deltalens_tests::corpus::CHECKPOINTED;
 use deltalens_tests::{canonical::canonical_lines, conformance_dir, open_local, runtime};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
@@ -36,14 +44,6 @@ const CORPUS_TABLES: &[&str] = &[
     "golden_data-reader-map",
 ];
 
-/// Checkpointed tables whose first open + 100 rows is counted (subrequests).
-const CHECKPOINTED: &[&str] = &[
-    "dat_with_checkpoint",
-    "dk_basic-dv-with-checkpoint",
-    "golden_dv-with-columnmapping",
-    "golden_multi-part-checkpoint",
-];
-
 struct Env {
     worker: String,
     token: String,
@@ -51,18 +51,63 @@ struct Env {
     canary: String,
     canary_count: PathBuf,
     store: PathBuf,
+    /// a store that accepts connections and never answers (`DELTALENS_WORKER_STALLER`)
+    staller: Option<String>,
 }
 
-fn env() -> Option<Env> {
-    let v = |k: &str| std::env::var(k).ok();
-    Some(Env {
-        worker: v("DELTALENS_WORKER_URL")?,
-        token: v("DELTALENS_WORKER_TOKEN").unwrap_or_default(),
-        http: v("DELTALENS_WORKER_HTTP")?,
-        canary: v("DELTALENS_WORKER_CANARY")?,
-        canary_count: v("DELTALENS_WORKER_CANARY_COUNT")?.into(),
-        store: v("DELTALENS_WORKER_STORE")?.into(),
+/// What scripts/worker-test sets, read once.
+struct Vars {
+    /// the worker under test, with the stores behind it
+    worker: Option<Env>,
+    /// a worker with neither a token nor `DELTALENS_PUBLIC`, and one public
+    /// (`DELTALENS_WORKER_UNCONFIGURED_URL`, `DELTALENS_WORKER_PUBLIC_URL`)
+    unconfigured_and_public: Option<(String, String)>,
+}
+
+fn vars() -> &'static Vars {
+    static VARS: OnceLock<Vars> = OnceLock::new();
+    VARS.get_or_init(|| {
+        let v = |k: &str| std::env::var(k).ok();
+        let worker = || {
+            Some(Env {
+                worker: v("DELTALENS_WORKER_URL")?,
+                token: v("DELTALENS_WORKER_TOKEN").unwrap_or_default(),
+                http: v("DELTALENS_WORKER_HTTP")?,
+                canary: v("DELTALENS_WORKER_CANARY")?,
+                canary_count: v("DELTALENS_WORKER_CANARY_COUNT")?.into(),
+                store: v("DELTALENS_WORKER_STORE")?.into(),
+                staller: v("DELTALENS_WORKER_STALLER"),
+            })
+        };
+        Vars {
+            worker: worker(),
+            unconfigured_and_public: v("DELTALENS_WORKER_UNCONFIGURED_URL")
+                .zip(v("DELTALENS_WORKER_PUBLIC_URL")),
+        }
     })
+}
+
+/// The worker under test, or `None` (saying the test is skipped) without one.
+fn env() -> Option<&'static Env> {
+    let env = vars().worker.as_ref();
+    if env.is_none() {
+        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
+    }
+    env
+}
+
+/// The worker's isolate keeps what it read for the 8 table roots used last, for every
+/// request (worker/src/stack.rs). Each test holds this lock while it sends to the worker:
+/// most of them together, the subrequest counts of a first and a repeated open alone (a
+/// test reading other tables in between could evict the cache the repeat counts on).
+static ISOLATE: RwLock<()> = RwLock::new(());
+
+fn sharing_the_isolate() -> RwLockReadGuard<'static, ()> {
+    ISOLATE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn alone_on_the_isolate() -> RwLockWriteGuard<'static, ()> {
+    ISOLATE.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[derive(Debug)]
@@ -317,127 +362,147 @@ fn route_cases() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     ]
 }
 
+/// Opening each checkpointed corpus table and returning 100 rows stays within the
+/// subrequests it needs (`_last_checkpoint`, the listing, each checkpoint part, each commit
+/// after it, each data file and deletion vector), and the same request again reads only the
+/// log's tip (the isolate's cache); then every corpus table read through every store equals
+/// the corpus' canonical rows. One test, in this order: the corpus reads open the same
+/// tables, and the first opens must find the cache cold.
 #[test]
-fn worker() {
+fn worker_opens_checkpointed_tables_in_few_subrequests_then_reads_the_corpus_rows() {
     let Some(e) = env() else {
-        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
         return;
     };
-    let corpus = conformance_dir();
-
-    // -- subrequests of a first open of a checkpointed table + 100 rows (before any cache)
-    if let Some(corpus) = &corpus {
-        for name in CHECKPOINTED {
-            let local = open_local(&corpus.join("tables").join(name));
-            let snap = runtime()
-                .block_on(local.snapshot(VersionSpec::Latest))
-                .unwrap();
-            let cp = snap.checkpoint_version.unwrap();
-            let since = snap.version - cp;
-            // the checkpoint's parts (a multi-part checkpoint has several)
-            let parts = std::fs::read_dir(corpus.join("tables").join(name).join("_delta_log"))
-                .unwrap()
-                .filter(|e| {
-                    let n = e.as_ref().unwrap().file_name();
-                    let n = n.to_string_lossy();
-                    n.starts_with(&format!("{cp:020}.checkpoint")) && n.ends_with(".parquet")
-                })
-                .count() as u64;
-            // the data files that hold the first 100 rows, and their deletion vectors
-            let (mut rows, mut files, mut dvs) = (0i64, 0u64, 0u64);
-            for f in &snap.files {
-                if rows >= 100 {
-                    break;
-                }
-                files += 1;
-                let dv = f.deletion_vector.as_ref();
-                dvs += u64::from(dv.is_some_and(|d| d.storage_type != "i"));
-                rows += f.num_records().unwrap_or(0) - dv.map_or(0, |d| d.cardinality);
-            }
-            for (store, url) in e.urls(name) {
-                let r = e.get(
-                    "/v1/scan",
-                    &[("table", &url), ("limit", "100"), ("format", "arrow")],
-                );
-                assert_eq!(r.status, 200, "{url}: {}", r.text());
-                let n = r.num("x-deltalens-subrequests");
-                println!(
-                    "open + 100 rows, {store:4} {name} ({since} commits after the checkpoint, {files} data files, {dvs} DV files): {n} subrequests, {} bytes, {} rows",
-                    r.num("x-deltalens-bytes-read"),
-                    r.num("x-deltalens-rows")
-                );
-                // _last_checkpoint, listing (or up to two wasted probes), each checkpoint
-                // part, each commit after it, then one request per data file (its tail
-                // holds small files whole) and per deletion-vector file
-                // (Azure has no suffix ranges: a HEAD before each part's and file's tail)
-                let per_file = if store == "azure" { 2 } else { 1 };
-                let bound = 2 + 2 + per_file * parts + since + per_file * files + dvs;
-                assert!(n <= bound, "{url}: {n} subrequests");
-                // the same again: answered from the isolate's cache but for the log's tip
-                let again = e.get(
-                    "/v1/scan",
-                    &[("table", &url), ("limit", "100"), ("format", "arrow")],
-                );
-                assert_eq!(again.body, r.body);
-                let m = again.num("x-deltalens-subrequests");
-                println!(
-                    "  repeated: {m} subrequests, {} bytes",
-                    again.num("x-deltalens-bytes-read")
-                );
-                // only the log's tip is read again: _last_checkpoint, and the listing or
-                // the names probed past the last commit (a missing name is not cached:
-                // the next commit may appear), at most one batch of 4
-                let tip = if store == "http" { 1 + 4 } else { 2 };
-                assert!(
-                    m <= tip && m < n,
-                    "{url}: repeated query made {m} subrequests"
-                );
-            }
-        }
+    let Some(corpus) = conformance_dir() else {
+        return;
+    };
+    {
+        let _alone = alone_on_the_isolate();
+        first_and_repeated_opens_count_their_subrequests(e, &corpus);
     }
+    let _shared = sharing_the_isolate();
+    corpus_reads_equal_the_corpus(e, &corpus);
+}
 
-    // -- corpus rows through every store equal the corpus' canonical rows
-    if let Some(corpus) = &corpus {
-        let mut agree = 0;
-        for name in CORPUS_TABLES {
-            let versions: Value = serde_json::from_slice(
-                &std::fs::read(corpus.join(format!("expected/{name}/versions.json"))).unwrap(),
-            )
+/// Subrequests of a first open of a checkpointed table + 100 rows (before any cache), and
+/// of the same request repeated.
+fn first_and_repeated_opens_count_their_subrequests(e: &Env, corpus: &Path) {
+    for name in CHECKPOINTED {
+        let local = open_local(&corpus.join("tables").join(name));
+        let snap = runtime()
+            .block_on(local.snapshot(VersionSpec::Latest))
             .unwrap();
-            let latest = versions["latest_version"].as_u64().unwrap();
-            let file = versions["versions"][latest.to_string()]["data_file"]
-                .as_str()
-                .unwrap();
-            let want =
-                std::fs::read_to_string(corpus.join(format!("expected/{name}/{file}"))).unwrap();
-            let local = open_local(&corpus.join("tables").join(name));
-            let snap = runtime()
-                .block_on(local.snapshot(VersionSpec::Latest))
-                .unwrap();
-            for (store, url) in e.urls(name) {
-                let r = e.get("/v1/scan", &[("table", &url), ("format", "arrow")]);
-                assert_eq!(r.status, 200, "{url}: {}", r.text());
-                let reader =
-                    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(r.body), None)
-                        .unwrap();
-                let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
-                let mut lines = canonical_lines(&batches, snap.schema.fields());
-                lines.sort();
-                assert_eq!(
-                    lines.concat(),
-                    want,
-                    "{store} {name}: rows differ from the corpus"
-                );
-                agree += 1;
+        let cp = snap.checkpoint_version.unwrap();
+        let since = snap.version - cp;
+        // the checkpoint's parts (a multi-part checkpoint has several)
+        let parts = std::fs::read_dir(corpus.join("tables").join(name).join("_delta_log"))
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name();
+                let n = n.to_string_lossy();
+                n.starts_with(&format!("{cp:020}.checkpoint")) && n.ends_with(".parquet")
+            })
+            .count() as u64;
+        // the data files that hold the first 100 rows, and their deletion vectors
+        let (mut rows, mut files, mut dvs) = (0i64, 0u64, 0u64);
+        for f in &snap.files {
+            if rows >= 100 {
+                break;
             }
+            files += 1;
+            let dv = f.deletion_vector.as_ref();
+            dvs += u64::from(dv.is_some_and(|d| d.storage_type != "i"));
+            rows += f.num_records().unwrap_or(0) - dv.map_or(0, |d| d.cardinality);
         }
-        println!(
-            "corpus: {agree}/{} table reads through the worker equal the corpus",
-            CORPUS_TABLES.len() * 4
-        );
+        for (store, url) in e.urls(name) {
+            let r = e.get(
+                "/v1/scan",
+                &[("table", &url), ("limit", "100"), ("format", "arrow")],
+            );
+            assert_eq!(r.status, 200, "{url}: {}", r.text());
+            let n = r.num("x-deltalens-subrequests");
+            println!(
+                "open + 100 rows, {store:4} {name} ({since} commits after the checkpoint, {files} data files, {dvs} DV files): {n} subrequests, {} bytes, {} rows",
+                r.num("x-deltalens-bytes-read"),
+                r.num("x-deltalens-rows")
+            );
+            // _last_checkpoint, listing (or up to two wasted probes), each checkpoint
+            // part, each commit after it, then one request per data file (its tail
+            // holds small files whole) and per deletion-vector file
+            // (Azure has no suffix ranges: a HEAD before each part's and file's tail)
+            let per_file = if store == "azure" { 2 } else { 1 };
+            let bound = 2 + 2 + per_file * parts + since + per_file * files + dvs;
+            assert!(n <= bound, "{url}: {n} subrequests");
+            // the same again: answered from the isolate's cache but for the log's tip
+            let again = e.get(
+                "/v1/scan",
+                &[("table", &url), ("limit", "100"), ("format", "arrow")],
+            );
+            assert_eq!(again.body, r.body);
+            let m = again.num("x-deltalens-subrequests");
+            println!(
+                "  repeated: {m} subrequests, {} bytes",
+                again.num("x-deltalens-bytes-read")
+            );
+            // only the log's tip is read again: _last_checkpoint, and the listing or
+            // the names probed past the last commit (a missing name is not cached:
+            // the next commit may appear), at most one batch of 4
+            let tip = if store == "http" { 1 + 4 } else { 2 };
+            assert!(
+                m <= tip && m < n,
+                "{url}: repeated query made {m} subrequests"
+            );
+        }
     }
+}
 
-    // -- every route on our fixtures, every store, equal to the CLI's code natively
+/// Corpus rows through every store equal the corpus' canonical rows.
+fn corpus_reads_equal_the_corpus(e: &Env, corpus: &Path) {
+    let mut agree = 0;
+    for name in CORPUS_TABLES {
+        let versions: Value = serde_json::from_slice(
+            &std::fs::read(corpus.join(format!("expected/{name}/versions.json"))).unwrap(),
+        )
+        .unwrap();
+        let latest = versions["latest_version"].as_u64().unwrap();
+        let file = versions["versions"][latest.to_string()]["data_file"]
+            .as_str()
+            .unwrap();
+        let want = std::fs::read_to_string(corpus.join(format!("expected/{name}/{file}"))).unwrap();
+        let local = open_local(&corpus.join("tables").join(name));
+        let snap = runtime()
+            .block_on(local.snapshot(VersionSpec::Latest))
+            .unwrap();
+        for (store, url) in e.urls(name) {
+            let r = e.get("/v1/scan", &[("table", &url), ("format", "arrow")]);
+            assert_eq!(r.status, 200, "{url}: {}", r.text());
+            let reader =
+                arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(r.body), None)
+                    .unwrap();
+            let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+            let mut lines = canonical_lines(&batches, snap.schema.fields());
+            lines.sort();
+            assert_eq!(
+                lines.concat(),
+                want,
+                "{store} {name}: rows differ from the corpus"
+            );
+            agree += 1;
+        }
+    }
+    println!(
+        "corpus: {agree}/{} table reads through the worker equal the corpus",
+        CORPUS_TABLES.len() * 4
+    );
+}
+
+/// Every route on our fixtures, every store, equal to the CLI's code natively.
+#[test]
+fn worker_routes_on_every_store_equal_the_native_cli_code() {
+    let Some(e) = env() else {
+        return;
+    };
+    let _shared = sharing_the_isolate();
     let mut equal = 0;
     for name in [
         "demo",
@@ -498,8 +563,16 @@ fn worker() {
     println!(
         "routes: {equal} responses (fixtures × routes × 4 stores) equal to the native CLI code"
     );
+}
 
-    // -- changes and SQL queries, every store, equal to native
+/// Changes and SQL queries, every store, equal to native; `TIMESTAMP AS OF`, and the JSON
+/// body form.
+#[test]
+fn worker_changes_and_queries_equal_the_native_cli_code() {
+    let Some(e) = env() else {
+        return;
+    };
+    let _shared = sharing_the_isolate();
     let demo_local = e.store.join("demo").to_string_lossy().to_string();
     let changes: Vec<Vec<(&str, &str)>> = vec![
         vec![("from", "1"), ("format", "jsonl")],
@@ -610,8 +683,16 @@ fn worker() {
     );
     assert_eq!((r.status, r.text()), (200, "n\n361\n".to_string()));
     println!("changes: {n_changes}, queries: {n_queries} responses equal to the native CLI code");
+}
 
-    // -- the allowlist: refused before any request
+/// The allowlist: other tables are refused before any request (the canary host counts the
+/// requests it gets; no other test sends it any).
+#[test]
+fn worker_allowlist_refuses_other_tables_before_any_request() {
+    let Some(e) = env() else {
+        return;
+    };
+    let _shared = sharing_the_isolate();
     let before = e.canary_hits();
     let refused = [
         format!("{}/tables/demo", e.canary),
@@ -644,8 +725,15 @@ fn worker() {
         "allowlist: {} URLs refused with 403, 0 requests reached the canary host",
         refused.len()
     );
+}
 
-    // -- bearer auth and CORS
+/// Bearer auth, and CORS for the allowed origin only.
+#[test]
+fn worker_requires_the_bearer_token_and_allows_its_origin() {
+    let Some(e) = env() else {
+        return;
+    };
+    let _shared = sharing_the_isolate();
     let r = request(
         &e.worker,
         "GET",
@@ -708,8 +796,25 @@ fn worker() {
             .unwrap_or("")
             .contains("x-deltalens-subrequests")
     );
+}
 
-    // -- budgets, each named
+/// Each budget refuses with its own code, malformed requests are answered with the 4xx
+/// naming the problem, and every codec the worker is built with decodes. One test, in this
+/// order: the bytes budget reads the `codecs` fixture on a cold cache, and the other two
+/// read that table.
+#[test]
+fn worker_refuses_each_budget_and_malformed_request_by_name_then_decodes_its_codecs() {
+    let Some(e) = env() else {
+        return;
+    };
+    let _shared = sharing_the_isolate();
+    budgets_refuse_with_their_code(e);
+    malformed_requests_get_a_4xx_naming_the_problem(e);
+    every_built_codec_decodes(e);
+}
+
+/// Budgets, each named.
+fn budgets_refuse_with_their_code(e: &Env) {
     let budget = |params: &[(&str, &str)], code: &str, status: u16| {
         let r = e.get("/v1/scan", params);
         assert_eq!(
@@ -776,8 +881,11 @@ fn worker() {
         ],
     );
     assert_eq!(r.status, 200, "a LIMIT within the budget is fine");
+}
 
-    // -- malformed requests: 4xx naming the problem
+/// Malformed requests: 4xx naming the problem.
+fn malformed_requests_get_a_4xx_naming_the_problem(e: &Env) {
+    let auth = e.auth();
     let bad_sql = [
         ("SELEC * FROM 'r2://TABLES/demo'", "syntax_error", ""),
         (
@@ -947,10 +1055,12 @@ fn worker() {
         bad_sql.len(),
         bad_get.len() + 2
     );
+}
 
-    // -- every codec the worker is built with decodes (snappy, gzip, lz4, zstd, none): the
-    // filter skips the one brotli file by its statistics, so it is never opened. Last: the
-    // budget cases above read this table with a cold cache
+/// Every codec the worker is built with decodes (snappy, gzip, lz4, zstd, none): the
+/// filter skips the one brotli file by its statistics, so it is never opened. Last: the
+/// budget cases above read this table with a cold cache.
+fn every_built_codec_decodes(e: &Env) {
     let codecs = e.store.join("codecs");
     let codecs_local = codecs.to_string_lossy().to_string();
     let filter = [("filter", "codec <> 'BROTLI'"), ("format", "jsonl")];
@@ -993,9 +1103,9 @@ fn worker() {
 #[test]
 fn worker_refuses_large_query_bodies_before_reading_them() {
     let Some(e) = env() else {
-        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
         return;
     };
+    let _shared = sharing_the_isolate();
     let host = e.worker.trim_start_matches("http://").to_string();
     let auth = e.auth();
     let head = |extra: &str| {
@@ -1053,13 +1163,13 @@ fn worker_refuses_large_query_bodies_before_reading_them() {
 #[test]
 fn worker_ends_stalled_fetches_at_the_wall_time_budget() {
     let Some(e) = env() else {
-        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
         return;
     };
-    let Ok(staller) = std::env::var("DELTALENS_WORKER_STALLER") else {
+    let Some(staller) = &e.staller else {
         eprintln!("SKIPPED: DELTALENS_WORKER_STALLER is not set (scripts/worker-test sets it)");
         return;
     };
+    let _shared = sharing_the_isolate();
     let url = format!("{staller}/stall/demo");
     let started = std::time::Instant::now();
     let auth = e.auth();
@@ -1090,9 +1200,9 @@ fn worker_ends_stalled_fetches_at_the_wall_time_budget() {
 #[test]
 fn worker_bounds_the_rows_it_buffers() {
     let Some(e) = env() else {
-        eprintln!("SKIPPED: DELTALENS_WORKER_URL is not set (scripts/worker-test sets it)");
         return;
     };
+    let _shared = sharing_the_isolate();
     for sql in [
         "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand",
         "SELECT user_id FROM 'r2://TABLES/demo' ORDER BY price DESC LIMIT 3",
@@ -1115,10 +1225,7 @@ fn worker_bounds_the_rows_it_buffers() {
 /// a token. scripts/worker-test starts one worker of each kind.
 #[test]
 fn worker_serves_only_once_configured() {
-    let (Ok(unconfigured), Ok(public)) = (
-        std::env::var("DELTALENS_WORKER_UNCONFIGURED_URL"),
-        std::env::var("DELTALENS_WORKER_PUBLIC_URL"),
-    ) else {
+    let Some((unconfigured, public)) = &vars().unconfigured_and_public else {
         eprintln!(
             "SKIPPED: DELTALENS_WORKER_UNCONFIGURED_URL is not set (scripts/worker-test sets it)"
         );
@@ -1138,7 +1245,7 @@ fn worker_serves_only_once_configured() {
     ];
     for (method, path, body) in cases {
         let r = request(
-            &unconfigured,
+            unconfigured,
             method,
             path,
             body,
@@ -1163,7 +1270,7 @@ fn worker_serves_only_once_configured() {
         "unconfigured: {} requests answered 503 not_configured",
         cases.len()
     );
-    let r = request(&public, "GET", info, None, &[]);
+    let r = request(public, "GET", info, None, &[]);
     assert_eq!(r.status, 200, "public worker: {}", r.text());
     assert_eq!(r.json()["version"], 6, "{}", r.text());
 }

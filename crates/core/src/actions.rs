@@ -424,6 +424,7 @@ pub fn parse_commit_info(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     const COMMIT: &str = r#"{"commitInfo":{"timestamp":1,"operation":"WRITE","inCommitTimestamp":5}}
 {"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
@@ -434,8 +435,7 @@ mod tests {
 {"someFutureAction":{"x":1}}
 "#;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn parses_every_action_kind() {
         let actions = parse_actions("c.json", COMMIT.as_bytes()).unwrap();
         assert_eq!(actions.len(), 5);
@@ -459,8 +459,7 @@ mod tests {
         assert_eq!(info["operation"], "WRITE");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn finds_top_level_integers_only() {
         let s = r#"{"minValues":{"numRecords":1,"s":"a\"}b"},"x":[1,{"numRecords":2}], "numRecords" : 42,"nullCount":{}}"#;
         assert_eq!(top_level_i64(s, "numRecords"), Some(42));
@@ -504,8 +503,7 @@ mod tests {
         assert_eq!(top_level_i64(full, "numRecords"), v["numRecords"].as_i64());
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn bad_json_line_names_file_and_line() {
         let data = b"{\"commitInfo\":{}}\n{\"add\":{\"path\":\"a\",\"size\":\n";
         let err = parse_actions("_delta_log/00000000000000000003.json", data).unwrap_err();
@@ -514,8 +512,7 @@ mod tests {
         assert!(msg.contains("00000000000000000003.json line 2"), "{msg}");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn missing_required_field_is_an_error() {
         let err = parse_actions("c.json", br#"{"add":{"path":"a"}}"#).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");

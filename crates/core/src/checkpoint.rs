@@ -434,9 +434,9 @@ fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn sidecar_paths_resolve_under_sidecars_dir() {
         assert_eq!(
             sidecar_path("abc.parquet").unwrap(),

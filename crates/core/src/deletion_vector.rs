@@ -198,6 +198,7 @@ mod tests {
     use super::*;
     use deltalens_storage::MemoryStorage;
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn desc(
         t: &str,
@@ -226,8 +227,7 @@ mod tests {
         out
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn relative_uuid_paths() {
         // the PROTOCOL.md example
         let d = desc("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(4), 40, 6);
@@ -257,8 +257,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn inline_and_file_vectors_with_checks() {
         let data = serialized(&[1, 3, 5_000_000_000]);
         let inline = desc("i", &z85::encode(&data), None, data.len() as i32, 3);

@@ -128,9 +128,9 @@ mod tests {
     use crate::log::listing::list_log;
     use deltalens_storage::MemoryStorage;
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn reads_only_the_newest_commits() {
         let mem = deltalens_storage::CountingStorage::new(MemoryStorage::new());
         // (bypass counting while writing)

@@ -399,9 +399,9 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn coalesces_neighbouring_ranges() {
         assert_eq!(coalesce(&[10..20, 0..5, 6..8], 1), vec![0..8, 10..20]);
         assert_eq!(coalesce(&[0..5, 100..200], 10), vec![0..5, 100..200]);

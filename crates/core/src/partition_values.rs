@@ -136,13 +136,13 @@ pub fn partition_array(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn p(t: &str) -> DataType {
         DataType::Primitive(t.to_string())
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn typed_values() {
         let v = |raw: Option<&str>, t: &str| partition_value_json("c", raw, &p(t)).unwrap();
         assert_eq!(v(Some("12"), "integer"), Value::from(12));

@@ -70,6 +70,7 @@ pub fn has_feature(p: &Protocol, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn proto(r: i32, features: Option<&[&str]>) -> Protocol {
         Protocol {
@@ -80,8 +81,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn accepts_supported_versions_and_features() {
         check_readable(&proto(1, None)).unwrap();
         check_readable(&proto(2, None)).unwrap();
@@ -90,8 +90,7 @@ mod tests {
         check_readable(&proto(3, Some(&[]))).unwrap();
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn refuses_unknown_features_and_versions() {
         let e =
             check_readable(&proto(3, Some(&["deletionVectors", "catalogManaged"]))).unwrap_err();

@@ -144,6 +144,7 @@ impl Replay {
 mod tests {
     use super::*;
     use crate::actions::parse_actions;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn acts(s: &str) -> Vec<Action> {
         parse_actions("t", s.as_bytes()).unwrap()
@@ -169,8 +170,7 @@ mod tests {
         p
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn newest_action_per_logical_file_wins() {
         let mut r = Replay::new();
         // v3: DV update of b: remove (b, none), add (b, dv1)
@@ -209,8 +209,7 @@ mod tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn re_added_file_after_remove_is_active() {
         let mut r = Replay::new();
         r.commit(acts(

@@ -250,6 +250,7 @@ fn parse_decimal(s: &str) -> Option<(u8, i8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     const SCHEMA: &str = r#"{"type":"struct","fields":[
       {"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1","comment":"key"}},
@@ -262,8 +263,7 @@ mod tests {
       {"name":"v","type":"variant","nullable":true,"metadata":{}}
     ]}"#;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn type_strings() {
         let s = TableSchema::parse(SCHEMA).unwrap();
         let t: Vec<_> = s
@@ -288,8 +288,7 @@ mod tests {
         assert_eq!(s.fields()[0].field_id(), Some(1));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn arrow_conversion() {
         let s = TableSchema::parse(SCHEMA).unwrap().to_arrow().unwrap();
         let id = s.field(0);
@@ -313,8 +312,7 @@ mod tests {
         assert!(matches!(s.field(6).data_type(), ArrowType::Map(_, false)));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn invalid_schemas_are_errors() {
         for bad in [
             "not json",

@@ -99,9 +99,9 @@ impl<'de> Deserialize<'de> for StringMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn json_round_trip_keeps_order_and_nulls() {
         let m: StringMap = serde_json::from_str(r#"{"b":"1","a":null,"b":"2"}"#).unwrap();
         assert_eq!(m.len(), 2);

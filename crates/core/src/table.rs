@@ -60,6 +60,7 @@ mod corrupt_input_tests {
 
     use deltalens_storage::{CountingStorage, MemoryStorage};
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     use super::*;
     use crate::error::Error;
@@ -92,8 +93,7 @@ mod corrupt_input_tests {
         Table::new(Arc::new(mem), "memory://t")
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn reads_a_plain_log() {
         let s = block_on(open(log(4)).snapshot(VersionSpec::Latest)).unwrap();
         assert_eq!(
@@ -104,8 +104,7 @@ mod corrupt_input_tests {
         assert_eq!((s.version, s.num_files()), (1, 2));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn bad_json_line() {
         let mem = log(3);
         mem.put(&commit_path(1), "{\"add\":{\"path\":\"x\",\n", 1);
@@ -117,8 +116,7 @@ mod corrupt_input_tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn missing_version() {
         let mem = log(5);
         mem.remove(&commit_path(2));
@@ -143,8 +141,7 @@ mod corrupt_input_tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn missing_checkpoint_part_falls_back_to_commits() {
         let mem = log(3);
         mem.put(
@@ -160,8 +157,7 @@ mod corrupt_input_tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn corrupt_last_checkpoint_falls_back_to_listing() {
         for hint in ["{not json", "", r#"{"version":7}"#, r#"{"size":3}"#] {
             let mem = log(3);
@@ -171,8 +167,7 @@ mod corrupt_input_tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn corrupt_checkpoint_is_a_parquet_error() {
         let mem = log(3);
         mem.put(
@@ -189,8 +184,7 @@ mod corrupt_input_tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn unsupported_feature_and_version() {
         let mem = log(2);
         mem.put(
@@ -219,8 +213,7 @@ mod corrupt_input_tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn missing_protocol_or_metadata() {
         let mem = MemoryStorage::new();
         mem.put(&commit_path(0), add(0), 0);
@@ -229,8 +222,7 @@ mod corrupt_input_tests {
         assert!(e.to_string().contains("no protocol action"), "{e}");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn empty_location_is_not_a_table() {
         let e = block_on(open(MemoryStorage::new()).snapshot(VersionSpec::Latest)).unwrap_err();
         assert!(matches!(e, Error::NotATable { .. }), "{e}");
@@ -238,8 +230,7 @@ mod corrupt_input_tests {
         assert!(matches!(e, Error::NotATable { .. }), "{e}");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn invalid_schema_string() {
         let mem = log(1);
         mem.put(

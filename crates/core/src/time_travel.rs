@@ -271,9 +271,9 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn parses_timestamps_and_dates() {
         let t = |s| parse_timestamp(s).unwrap();
         assert_eq!(t("1970-01-01T00:00:01Z"), 1000);
@@ -294,8 +294,7 @@ mod tests {
         assert_eq!(format_timestamp(1500), "1970-01-01T00:00:01.500Z");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn monotonizes_like_spark() {
         let mut t = vec![10, 5, 5, 20, 19];
         monotonize(&mut t);
@@ -309,6 +308,7 @@ mod resolution_tests {
 
     use deltalens_storage::MemoryStorage;
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     use super::*;
     use crate::log::commit_path;
@@ -328,8 +328,7 @@ mod resolution_tests {
         Table::new(Arc::new(mem), "mem")
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn file_times_are_monotonized_and_bounded() {
         let mem = MemoryStorage::new();
         for (v, mtime) in [(0u64, 1000i64), (1, 900), (2, 3000), (3, 3000)] {
@@ -377,8 +376,7 @@ mod resolution_tests {
         assert_eq!((s.version, s.num_files()), (1, 2));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn in_commit_timestamps_after_enablement_version() {
         let mem = MemoryStorage::new();
         mem.put(&commit_path(0), format!("{P_AND_M}{}\n", add(0)), 100);
@@ -428,8 +426,7 @@ mod resolution_tests {
         ));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn missing_in_commit_timestamp_is_an_error() {
         let mem = MemoryStorage::new();
         let md = P_AND_M.replace(

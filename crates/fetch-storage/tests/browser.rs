@@ -21,6 +21,9 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[path = "../../../tests/src/canonical.rs"]
 mod canonical;
+// the checkpointed tables whose opening is timed (CHECKPOINTED), shared with the worker tests
+#[path = "../../../tests/src/corpus.rs"]
+mod corpus;
 
 /// Fixed when the test is built (see `scripts/browser-test`).
 const BASE: Option<&str> = option_env!("DELTALENS_TEST_HTTP");
@@ -46,14 +49,6 @@ const TABLES: &[&str] = &[
     "kr_table-with-dv-small",
     "kr_cdf-table-with-dv",
     "golden_data-reader-map",
-];
-
-/// Checkpointed tables whose opening is timed.
-const CHECKPOINTED: &[&str] = &[
-    "dat_with_checkpoint",
-    "dk_basic-dv-with-checkpoint",
-    "golden_dv-with-columnmapping",
-    "golden_multi-part-checkpoint",
 ];
 
 fn now_ms() -> f64 {
@@ -204,7 +199,7 @@ async fn opening_a_checkpointed_table_takes_at_most_three_round_trips() {
     }
     let mut opens = 0;
     for (label, prefix, opts) in &stores {
-        for name in CHECKPOINTED {
+        for name in corpus::CHECKPOINTED {
             let url = format!("{prefix}{name}");
             let counter = Arc::new(CountingStorage::with_clock(
                 FetchStorage::open(&url, opts).unwrap(),

@@ -552,6 +552,7 @@ mod tests {
     use super::*;
     use crate::MemoryStorage;
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     static NOW: AtomicU64 = AtomicU64::new(0);
     fn fake_clock() -> f64 {
@@ -571,8 +572,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn requests_budget_refuses_the_next_request() {
         let b = BudgetStorage::new(
             store(),
@@ -589,8 +589,7 @@ mod tests {
         assert_eq!(b.requests(), 2);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn bytes_budget_counts_what_came_back() {
         let b = BudgetStorage::new(
             store(),
@@ -673,8 +672,7 @@ mod tests {
         )
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn known_lengths_are_charged_before_the_fetch() {
         let b = bytes_budget(Recorder::with(&[("a", 100)]), 20);
         block_on(b.get_range("a", ByteRange::Bounded(0..15))).unwrap();
@@ -703,8 +701,7 @@ mod tests {
         assert_eq!(c.bytes(), 20);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn a_whole_get_never_brings_more_than_the_remainder() {
         // unknown size: the get becomes a read of at most the remainder + 1 bytes
         let b = bytes_budget(Recorder::with(&[("big", 1000), ("small", 30)]), 100);
@@ -740,8 +737,7 @@ mod tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn every_listing_page_counts_as_a_request() {
         let store = Recorder::default();
         for i in 0..2500 {
@@ -813,8 +809,7 @@ mod tests {
         STALL_NOW.load(Ordering::Relaxed) as f64
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn a_stalled_fetch_ends_with_the_wall_time_error() {
         let b = BudgetStorage::new(
             Stalls,
@@ -883,8 +878,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn a_paging_backend_counts_each_page_before_fetching_it() {
         let budgets = Budgets {
             max_requests: Some(3),
@@ -925,8 +919,7 @@ mod tests {
         assert_eq!(m.remaining_bytes(), Some(100));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn deadline_refuses_after_the_time_is_up() {
         NOW.store(1000, Ordering::Relaxed);
         let b = BudgetStorage::new(

@@ -207,9 +207,9 @@ mod tests {
     use super::*;
     use crate::{CountingStorage, MemoryStorage};
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn repeated_reads_are_served_from_memory() {
         let mem = MemoryStorage::new();
         mem.put("_delta_log/00000000000000000000.json", "commit", 1);
@@ -243,8 +243,7 @@ mod tests {
     /// Two storages over one [`SharedCache`] (two requests of an edge worker): the second
     /// reads what the first read from memory, tails included; reads above the entry limit
     /// are never kept.
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn a_shared_cache_serves_the_next_storage() {
         let mem = std::sync::Arc::new(MemoryStorage::new());
         mem.put("_delta_log/00000000000000000001.json", "commit", 1);
@@ -274,8 +273,7 @@ mod tests {
         assert!(shared.cached_bytes() <= 100);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn memory_is_bounded() {
         let mem = MemoryStorage::new();
         for i in 0..10 {

@@ -211,9 +211,9 @@ mod tests {
     use super::*;
     use crate::MemoryStorage;
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn counts_requests_and_bytes() {
         let mem = MemoryStorage::new();
         mem.put("a", "hello world", 0);
@@ -244,8 +244,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn round_trips_follow_the_longest_chain() {
         assert_eq!(round_trips(&[]), 0);
         // three in parallel: one round trip

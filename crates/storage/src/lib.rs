@@ -256,9 +256,9 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn byte_range_resolution() {
         assert_eq!(ByteRange::Bounded(2..5).resolve(10), Some(2..5));
         assert_eq!(ByteRange::Bounded(8..50).resolve(10), Some(8..10));
@@ -270,8 +270,7 @@ mod tests {
         assert_eq!(ByteRange::Bounded(0..10).to_string(), "bytes=0-9");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn partial_answers_are_checked() {
         let b = ByteRange::Bounded(10..20);
         assert_eq!(

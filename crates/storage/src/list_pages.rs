@@ -79,6 +79,7 @@ impl<'a> ListPages<'a> {
 mod tests {
     use super::*;
     use crate::{BudgetKind, Budgets};
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn clock() -> f64 {
         0.0
@@ -91,8 +92,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn each_page_after_the_first_is_charged_before_it_is_fetched() {
         let meter = Arc::new(BudgetMeter::new(
             Budgets {
@@ -114,8 +114,7 @@ mod tests {
         assert_eq!(meter.requests(), 3);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn a_repeated_token_and_an_endless_listing_are_errors() {
         let mut pages = ListPages::new("p/", None);
         pages.before_page(None).unwrap();

@@ -96,9 +96,9 @@ impl Storage for MemoryStorage {
 mod tests {
     use super::*;
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn list_is_sorted_prefixed_and_offset() {
         let s = MemoryStorage::new();
         s.put("_delta_log/00000000000000000001.json", "b", 2);
@@ -120,8 +120,7 @@ mod tests {
         assert_eq!(after[0].last_modified_ms, Some(2));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn ranges_and_errors() {
         let s = MemoryStorage::new();
         s.put("f", "0123456789", 1);

@@ -163,6 +163,7 @@ mod tests {
     use futures::executor::block_on;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicU32, Ordering};
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     /// Fails the first `fail` requests with HTTP `status` (0: a network error, 1: a
     /// backend time-out).
@@ -239,8 +240,7 @@ mod tests {
         )
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn retries_transient_errors_with_backoff() {
         let (flaky, waits) = store(3);
         let r = RetryStorage::new(flaky, RetryPolicy::default(), move |d| {
@@ -261,8 +261,7 @@ mod tests {
         }
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn only_transient_failures_are_retried() {
         for (status, retried) in [
             (0, true),
@@ -297,8 +296,7 @@ mod tests {
         assert!(waits.len() > 25, "{} distinct waits", waits.len());
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn gives_up_and_never_retries_answers() {
         let (flaky, waits) = store(10);
         let policy = RetryPolicy {

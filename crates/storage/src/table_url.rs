@@ -325,13 +325,13 @@ impl fmt::Display for TableUrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn ok(s: &str) -> TableUrl {
         TableUrl::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn forms() {
         let s = ok("s3a://bkt/path/to/t/");
         assert_eq!(
@@ -373,8 +373,7 @@ mod tests {
         assert_eq!(ok("file:///tmp/t/").key, "/tmp/t");
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn credential_stealing_forms_are_refused() {
         for bad in [
             // the SAS leak: the text before the first '/' ends with the Azure suffix
@@ -420,8 +419,7 @@ mod tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn within() {
         let root = ok("https://h.example/tables");
         assert!(ok("https://h.example/tables/t1").is_within(&root));

@@ -167,9 +167,9 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn hints_name_their_files() {
         let h = Hint::parse(br#"{"version":10,"size":3}"#).unwrap();
         assert_eq!(
@@ -205,8 +205,7 @@ mod tests {
         assert_eq!(Hint::parse(br#"{"version":-1}"#), None);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn hostile_hints_are_refused_before_any_work() {
         // 4294967295 parts aborted the process allocating their names; 100000 parts cost
         // 100,004 requests

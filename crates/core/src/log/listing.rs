@@ -158,6 +158,7 @@ pub async fn list_log<S: Storage + ?Sized>(storage: &S) -> Result<LogListing> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn listing(names: &[&str]) -> LogListing {
         LogListing::from_objects(
@@ -177,8 +178,7 @@ mod tests {
         format!("{v:020}.json")
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn latest_segment_uses_newest_checkpoint() {
         let names: Vec<String> = (0..=12)
             .map(c)
@@ -203,8 +203,7 @@ mod tests {
         assert_eq!(s.commits.len(), 4);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn incomplete_multi_part_checkpoint_is_ignored() {
         let l = listing(&[
             &c(0),
@@ -222,8 +221,7 @@ mod tests {
         assert_eq!(s.commits.len(), 1);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn huge_commit_names_size_nothing() {
         // an (empty) commit named 09999999999999999999.json made segment() abort with a
         // capacity overflow
@@ -238,8 +236,7 @@ mod tests {
         assert_eq!(l.latest_version(), Some(0));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn missing_commit_is_named() {
         let l = listing(&[&c(0), &c(1), &c(3)]);
         let e = l.segment(None, "t").unwrap_err();
@@ -257,8 +254,7 @@ mod tests {
         l.segment(Some(1), "t").unwrap();
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn out_of_range_and_empty() {
         let l = listing(&[&c(5), &c(6), "00000000000000000005.checkpoint.parquet"]);
         assert_eq!(l.earliest_version(), Some(5));
@@ -281,8 +277,7 @@ mod tests {
         ));
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn v2_checkpoint_preferred_and_stray_files_ignored() {
         let l = listing(&[
             &c(0),

@@ -132,6 +132,7 @@ pub fn commit_path(version: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     fn kind(name: &str) -> Option<(u64, LogFileKind)> {
         LogFile::parse(ObjectMeta {
@@ -142,8 +143,7 @@ mod tests {
         .map(|f| (f.version, f.kind))
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn recognises_log_file_names() {
         assert_eq!(
             kind("00000000000000000007.json"),
@@ -180,8 +180,7 @@ mod tests {
         );
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn ignores_stray_files() {
         for name in [
             "_last_checkpoint",

@@ -133,9 +133,9 @@ mod tests {
     use super::*;
     use deltalens_storage::{CountingStorage, MemoryStorage};
     use futures::executor::block_on;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn serves_what_it_holds_and_forwards_the_rest() {
         let mem = MemoryStorage::new();
         mem.put("a", "0123456789", 0);

@@ -109,6 +109,7 @@ pub fn like(array: &dyn Array, pattern: &LikePattern) -> Option<BooleanArray> {
 mod tests {
     use super::*;
     use arrow_array::{Scalar, StringArray};
+    use wasm_bindgen_test::wasm_bindgen_test;
 
     const VALUES: &[&str] = &[
         "",
@@ -141,8 +142,7 @@ mod tests {
     ];
 
     /// Same answers as arrow's regex-based kernels, over every value and pattern above.
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn agrees_with_arrow() {
         let values = StringArray::from(VALUES.to_vec());
         let mut checked = 0;
@@ -170,8 +170,7 @@ mod tests {
         assert_eq!(checked, VALUES.len() * PATTERNS.len() * 2);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test(unsupported = test)]
     fn nulls_and_types() {
         let values = StringArray::from(vec![Some("nars"), None]);
         let r = like(&values, &LikePattern::new("n%", false)).unwrap();
