@@ -520,6 +520,23 @@ fn peak_rss() -> u64 {
     kb * 1024
 }
 
+/// The latest snapshot of a table whose one column is `column` (the JSON of its name and
+/// type, as in METADATA's schema string) and whose one data file, `x.parquet`, is `bytes`.
+fn one_file_snapshot(column: &str, bytes: Vec<u8>) -> deltalens_core::Snapshot {
+    let metadata = METADATA.replace(r#"\"name\":\"a\",\"type\":\"long\""#, column);
+    let commit = [
+        PROTOCOL,
+        &metadata,
+        &add("x.parquet", bytes.len() as i64, 1),
+    ]
+    .join("\n");
+    let mem = MemoryStorage::new();
+    mem.put(C0, commit.into_bytes(), 0);
+    mem.put("x.parquet", bytes, 0);
+    let t = Table::new(Arc::new(mem), "mem://t");
+    block_on(t.snapshot(VersionSpec::Latest)).unwrap()
+}
+
 /// A data page whose header claims ~2 GiB uncompressed (a 500-byte file found by the
 /// `scan_parquet` fuzz target): the claim is refused by the page-size limit before the
 /// codec sizes anything by it. The codec used to allocate and zero 2.1 GB first (a worker
@@ -532,18 +549,7 @@ fn a_page_claiming_2_gib_is_refused_before_it_is_allocated() {
             .join("fuzz/regressions/scan_parquet/page-uncompressed-size-2GB"),
     )
     .unwrap();
-    let metadata = METADATA.replace(r#"\"name\":\"a\""#, r#"\"name\":\"id\""#);
-    let commit = [
-        PROTOCOL,
-        &metadata,
-        &add("x.parquet", bytes.len() as i64, 1),
-    ]
-    .join("\n");
-    let mem = MemoryStorage::new();
-    mem.put(C0, commit.into_bytes(), 0);
-    mem.put("x.parquet", bytes, 0);
-    let t = Table::new(Arc::new(mem), "mem://t");
-    let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+    let s = one_file_snapshot(r#"\"name\":\"id\",\"type\":\"long\""#, bytes);
     // read by the page index, as a filtered and pruned scan reads it
     let options = ScanOptions {
         filter: Some(deltalens_core::predicate::Predicate::parse("id > 1").unwrap()),
@@ -584,26 +590,12 @@ fn a_page_claiming_2_gib_is_refused_before_it_is_allocated() {
 #[test]
 #[cfg(target_os = "linux")]
 fn a_page_inflating_past_its_claimed_size_stops_at_the_claim() {
-    let metadata = METADATA.replace(
-        r#"\"name\":\"a\",\"type\":\"long\""#,
-        r#"\"name\":\"b\",\"type\":\"binary\""#,
-    );
     for codec in ["gzip", "zstd"] {
         let bytes = std::fs::read(deltalens_tests::workspace_root().join(format!(
             "fuzz/regressions/scan_parquet/page-claims-1MiB-{codec}-inflates-512MiB"
         )))
         .unwrap();
-        let commit = [
-            PROTOCOL,
-            &metadata,
-            &add("x.parquet", bytes.len() as i64, 1),
-        ]
-        .join("\n");
-        let mem = MemoryStorage::new();
-        mem.put(C0, commit.into_bytes(), 0);
-        mem.put("x.parquet", bytes, 0);
-        let t = Table::new(Arc::new(mem), "mem://t");
-        let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+        let s = one_file_snapshot(r#"\"name\":\"b\",\"type\":\"binary\""#, bytes);
         let scan = s.scan(ScanOptions::default()).unwrap();
         let before = peak_rss();
         let err = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();

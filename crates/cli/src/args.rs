@@ -128,3 +128,12 @@ pub fn parse_kv(s: &str) -> Result<(String, String), CliError> {
             given: s.to_string(),
         })
 }
+
+/// A table and the version of it to read (`info`, `schema`, `files`).
+#[derive(clap::Args, Debug)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    #[command(flatten)]
+    pub at: AtArgs,
+}

@@ -3,18 +3,12 @@
 use deltalens_core::{Table, VersionSpec};
 
 use super::{opt_ts, release, to_json};
-use crate::args::{AtArgs, TableArgs};
 use crate::error::CliError;
 use crate::render;
 use crate::table::with_table;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(flatten)]
-    pub table: TableArgs,
-    #[command(flatten)]
-    pub at: AtArgs,
-}
+/// A table and the version to read.
+pub use crate::args::SnapshotArgs as Args;
 
 pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.table;
