@@ -5,20 +5,12 @@
 use std::sync::Arc;
 
 use deltalens_core::Table;
-use deltalens_fetch_storage::{BrowserOptions, FetchStorage, LocationError};
-use std::time::Duration;
+use deltalens_fetch_storage::{BrowserOptions, FetchStorage, LocationError, Sleep, boxed_sleep};
 
 use deltalens_storage::{CachingStorage, CountingStorage, RequestStats, RetryPolicy, RetryStorage};
-use futures::future::LocalBoxFuture;
 
 /// Session cache for footers and log files (immutable per version).
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
-
-type Sleep = fn(Duration) -> LocalBoxFuture<'static, ()>;
-
-fn sleep(d: Duration) -> LocalBoxFuture<'static, ()> {
-    Box::pin(deltalens_fetch_storage::sleep(d))
-}
 
 /// Requests counted and timed; immutable bytes cached; 5xx and network errors retried with
 /// backoff; then the browser's fetch.
@@ -43,7 +35,11 @@ impl Session {
     pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, LocationError> {
         let url = url.trim().trim_end_matches('/').to_string();
         let fetch = Arc::new(FetchStorage::open(&url, opts)?);
-        let retry = RetryStorage::new(Arc::clone(&fetch), RetryPolicy::default(), sleep as Sleep);
+        let retry = RetryStorage::new(
+            Arc::clone(&fetch),
+            RetryPolicy::default(),
+            boxed_sleep as Sleep,
+        );
         let counter = Arc::new(CountingStorage::with_clock(
             CachingStorage::new(retry, CACHE_BYTES),
             now_ms,

@@ -12,13 +12,11 @@
 #![allow(clippy::arc_with_non_send_sync)]
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use deltalens_core::Table;
-use deltalens_fetch_storage::FetchStorage;
+use deltalens_fetch_storage::{FetchStorage, Sleep, boxed_sleep};
 use deltalens_storage::{
     BudgetMeter, BudgetStorage, CachingStorage, DynStorage, RetryPolicy, RetryStorage, SharedCache,
     Store, TableUrl,
@@ -57,13 +55,6 @@ fn cache_for(root: &str, total_bytes: usize) -> SharedCache {
         c.push(entry);
         cache
     })
-}
-
-/// A timer future for [`RetryStorage`] (`setTimeout`).
-type Sleep = fn(Duration) -> Pin<Box<dyn Future<Output = ()>>>;
-
-fn sleep(d: Duration) -> Pin<Box<dyn Future<Output = ()>>> {
-    Box::pin(deltalens_fetch_storage::sleep(d))
 }
 
 /// Retries of one read: short waits (50 ms, then 100 ms, 200 ms, …, at most 1 s; jittered
@@ -116,7 +107,11 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
         ),
     };
     let budget = Arc::new(BudgetStorage::with_meter(backend, meter));
-    let retry = RetryStorage::new(budget.clone(), retry_policy(config.retries), sleep as Sleep);
+    let retry = RetryStorage::new(
+        budget.clone(),
+        retry_policy(config.retries),
+        boxed_sleep as Sleep,
+    );
     let cache = cache_for(&parsed.canonical(), config.cache_bytes);
     let storage: DynStorage = Arc::new(CachingStorage::with_cache(retry, cache));
     Ok(Opened {

@@ -91,6 +91,14 @@ async fn within<F: std::future::Future>(limit: Duration, f: F) -> Option<F::Outp
     }
 }
 
+/// The timer [`deltalens_storage::RetryStorage`] takes in a tab or a worker: [`boxed_sleep`].
+pub type Sleep = fn(Duration) -> futures::future::LocalBoxFuture<'static, ()>;
+
+/// [`sleep`] as a boxed future, the [`Sleep`] a retry stack is built with.
+pub fn boxed_sleep(d: Duration) -> futures::future::LocalBoxFuture<'static, ()> {
+    Box::pin(sleep(d))
+}
+
 /// Wait `d` (for [`deltalens_storage::RetryStorage`] in the browser or a worker).
 pub async fn sleep(d: Duration) {
     let ms = d.as_millis().min(i32::MAX as u128) as i32;

@@ -14,5 +14,5 @@ pub mod sigv4;
 mod fetch;
 
 #[cfg(target_arch = "wasm32")]
-pub use fetch::{FetchStorage, sleep};
+pub use fetch::{FetchStorage, Sleep, boxed_sleep, sleep};
 pub use location::{BrowserOptions, Endpoint, LocationError, S3Credentials, Service};

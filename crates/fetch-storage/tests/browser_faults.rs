@@ -48,9 +48,9 @@ use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
 use deltalens_core::schema::{DataType, StructField};
 use deltalens_core::{Snapshot, Table, VersionSpec};
-use deltalens_fetch_storage::{BrowserOptions, FetchStorage};
+use deltalens_fetch_storage::{BrowserOptions, FetchStorage, Sleep, boxed_sleep};
 use deltalens_storage::{CachingStorage, DynStorage, RetryPolicy, RetryStorage};
-use futures::future::{Either, LocalBoxFuture, join_all, select};
+use futures::future::{Either, join_all, select};
 use js_sys::{Function, Promise, Reflect};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
@@ -85,12 +85,6 @@ const RECOVERABLE: &[&str] = &[
 ];
 /// The explorer's session cache (web/src/session.rs).
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
-
-type Sleep = fn(Duration) -> LocalBoxFuture<'static, ()>;
-
-fn sleep(d: Duration) -> LocalBoxFuture<'static, ()> {
-    Box::pin(deltalens_fetch_storage::sleep(d))
-}
 
 fn now_ms() -> f64 {
     let global = js_sys::global();
@@ -143,7 +137,7 @@ impl Stack {
         match self {
             Stack::Fetch => Arc::new(fetch),
             Stack::Explorer => Arc::new(CachingStorage::new(
-                RetryStorage::new(fetch, RetryPolicy::default(), sleep as Sleep),
+                RetryStorage::new(fetch, RetryPolicy::default(), boxed_sleep as Sleep),
                 CACHE_BYTES,
             )),
         }
