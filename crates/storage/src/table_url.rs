@@ -91,17 +91,28 @@ fn is_bucket(s: &str) -> bool {
 
 /// The decoded key of `path` (`/a/b%20c/` → `a/b c`), each segment checked.
 fn key_of(url: &str, path: &str) -> Result<String, UrlError> {
-    let decoded = percent_decode_str(path)
-        .decode_utf8()
-        .map_err(|_| refuse(url, "the path is not UTF-8 once percent-decoded"))?;
+    let decoded = decode(url, path)?;
     let trimmed = decoded.trim_matches('/');
-    if trimmed.is_empty() {
-        return Ok(String::new());
+    check_segments(url, trimmed)?;
+    Ok(trimmed.to_string())
+}
+
+fn decode<'a>(url: &str, path: &'a str) -> Result<std::borrow::Cow<'a, str>, UrlError> {
+    percent_decode_str(path)
+        .decode_utf8()
+        .map_err(|_| refuse(url, "the path is not UTF-8 once percent-decoded"))
+}
+
+/// Every `/`-separated segment of the decoded `key` is a name: not empty, `.` or `..`,
+/// without backslash or control character (an empty key is the store's root).
+fn check_segments(url: &str, key: &str) -> Result<(), UrlError> {
+    if key.is_empty() {
+        return Ok(());
     }
-    for segment in trimmed.split('/') {
+    for segment in key.split('/') {
         match segment {
             "." | ".." => return Err(refuse(url, "the path has a '.' or '..' segment")),
-            "" => return Err(refuse(url, "the path has an empty segment ('//')")),
+            "" => return Err(refuse(url, "the path has an empty segment ('//' or '%2F')")),
             s if s.contains('\\') || s.chars().any(char::is_control) => {
                 return Err(refuse(
                     url,
@@ -111,7 +122,7 @@ fn key_of(url: &str, path: &str) -> Result<String, UrlError> {
             _ => {}
         }
     }
-    Ok(trimmed.to_string())
+    Ok(())
 }
 
 impl TableUrl {
@@ -274,12 +285,14 @@ impl TableUrl {
             Some(p) => format!("{scheme}://{}:{p}", url.host_str().unwrap_or(&host)),
             None => format!("{scheme}://{}", url.host_str().unwrap_or(&host)),
         };
-        key_of(text, url.path())?;
+        // kept percent-encoded (the server's path as typed), so its decoded form is checked
+        // as it is, untrimmed: `/%2F/t` would otherwise keep an empty segment
+        let key = url.path().trim_matches('/');
+        check_segments(text, &decode(text, key)?)?;
         Ok(TableUrl {
             scheme,
             store: Store::Http { origin },
-            // kept percent-encoded: the server's path as typed
-            key: url.path().trim_matches('/').to_string(),
+            key: key.to_string(),
         })
     }
 
@@ -403,6 +416,11 @@ mod tests {
             "https://h.example/tables/%2E%2E/secret",
             "https://h.example/t?sig=1",
             "s3://bkt/a//b",
+            // found by fuzzing: an encoded '/' at either end of an HTTP path left an empty
+            // segment in the (still encoded) key
+            "https://h.example/%2F/t",
+            "https://h.example/t/%2f",
+            "https://h.example/t%2F",
             "gs://../x",
             "r2://A B/x",
             "ftp://h/t",
