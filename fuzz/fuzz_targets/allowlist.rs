@@ -7,7 +7,7 @@
 #![no_main]
 
 use deltalens_fetch_storage::{BrowserOptions, Endpoint};
-use deltalens_query::access::Allowlist;
+use deltalens_api::access::Allowlist;
 use deltalens_storage::TableUrl;
 
 const PROBE: &str = "_delta_log/00000000000000000000.json";

@@ -2,8 +2,8 @@
 //! query string (`name=value&...`, percent-decoded) after it.
 #![no_main]
 
-use deltalens_query::Format;
-use deltalens_query::request::parse_get;
+use deltalens_api::Format;
+use deltalens_api::request::parse_get;
 
 deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {

@@ -1,9 +1,9 @@
-//! The SQL subset (`deltalens query`, `POST /v1/query`): `deltalens_query::parse_sql` and
+//! The SQL subset (`deltalens query`, `POST /v1/query`): `deltalens_api::parse_sql` and
 //! `request::parse_query` (plain SQL or a JSON body).
 #![no_main]
 
-use deltalens_query::request::parse_query;
-use deltalens_query::{ApiRequest, Item, parse_sql};
+use deltalens_api::request::parse_query;
+use deltalens_api::{ApiRequest, Item, parse_sql};
 
 deltalens_fuzz::target!(|data| {
     let Some(text) = deltalens_fuzz::text(data) else {

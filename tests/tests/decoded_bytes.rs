@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
+use deltalens_api::ApiError;
 use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Error, Table, VersionSpec};
 use deltalens_object_store::ObjectStoreStorage;
-use deltalens_query::QueryError;
 use deltalens_storage::{ByteRange, CountingStorage, Storage};
 use deltalens_tests::{fixtures_dir, runtime};
 
@@ -77,7 +77,7 @@ fn the_limit_stops_a_scan_part_way_with_a_413() {
     let (_, decoded) = scan(&table, None).unwrap();
     let e = scan(&table, Some(decoded / 2)).unwrap_err();
     assert!(matches!(e, Error::DecodedBytesExceeded { .. }), "{e:?}");
-    let q = QueryError::from(e);
+    let q = ApiError::from(e);
     assert_eq!(
         (q.status(), q.code().as_str()),
         (413, "decoded_bytes_budget_exceeded")

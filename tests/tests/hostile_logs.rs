@@ -54,7 +54,7 @@ fn sums_are_checked() {
     let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
     assert!(matches!(s.num_rows(), Err(Error::Overflow { .. })));
     assert!(matches!(s.size_bytes(), Err(Error::Overflow { .. })));
-    let doc = deltalens_report::overview("mem://t", &s);
+    let doc = deltalens_present::overview("mem://t", &s);
     assert!(
         doc["num_rows"].is_null() && doc["size_bytes"].is_null(),
         "{doc}"

@@ -31,7 +31,7 @@ impl Storage for NoList {
     async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
         self.0.head(path).await
     }
-    fn few_requests(&self) -> bool {
+    fn requests_are_budgeted(&self) -> bool {
         self.1
     }
 }

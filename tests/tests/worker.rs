@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
+use deltalens_api::ApiRequest;
+use deltalens_api::request::{parse_get, parse_query};
 use deltalens_core::{Table, VersionSpec};
-use deltalens_query::ApiRequest;
-use deltalens_query::request::{parse_get, parse_query};
 use deltalens_tests::corpus::CHECKPOINTED;
 use deltalens_tests::{canonical::canonical_lines, conformance_dir, open_local, runtime};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
@@ -314,12 +314,12 @@ impl Env {
 
 /// What the same request gives natively, through the code the CLI runs: `(status, body)`.
 fn native(api: ApiRequest, table: &Table) -> (u16, Vec<u8>) {
-    let limits = deltalens_query::execute::Limits {
+    let limits = deltalens_api::execute::Limits {
         max_rows: Some(100_000),
         max_rows_buffered: None,
         max_decoded_bytes: None,
     };
-    match runtime().block_on(deltalens_query::answer(api, table, limits)) {
+    match runtime().block_on(deltalens_api::respond(api, table, limits)) {
         Ok(a) => (200, a.body),
         Err(e) => (e.status(), e.code().into_bytes()),
     }

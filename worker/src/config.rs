@@ -21,9 +21,9 @@
 use std::cell::OnceCell;
 use std::rc::Rc;
 
+use deltalens_api::access::Allowlist;
+use deltalens_api::execute::Limits;
 use deltalens_fetch_storage::BrowserOptions;
-use deltalens_query::access::Allowlist;
-use deltalens_query::execute::Limits;
 use deltalens_storage::Budgets;
 use worker::Env;
 

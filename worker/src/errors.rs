@@ -1,21 +1,21 @@
 //! The one place where errors become HTTP responses: `{"error": {"code", "message"}}`
-//! with the status [`deltalens_query::QueryError::status`] chose (400 bad query, 401 no
+//! with the status [`deltalens_api::ApiError::status`] chose (400 bad query, 401 no
 //! token, 403 table not allowed, 404 no table/version, 405, 408/413 budgets, 409 CDF off,
 //! 501 unsupported table feature, 502 storage failed).
 
-use deltalens_query::QueryError;
+use deltalens_api::ApiError;
 use serde_json::json;
 
 /// One failed request.
-pub struct ApiError {
+pub struct ErrorResponse {
     pub status: u16,
     pub code: String,
     pub message: String,
 }
 
-impl ApiError {
+impl ErrorResponse {
     pub fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
-        ApiError {
+        ErrorResponse {
             status,
             code: code.to_string(),
             message: message.into(),
@@ -27,9 +27,9 @@ impl ApiError {
     }
 }
 
-impl From<QueryError> for ApiError {
-    fn from(e: QueryError) -> Self {
-        ApiError {
+impl From<ApiError> for ErrorResponse {
+    fn from(e: ApiError) -> Self {
+        ErrorResponse {
             status: e.status(),
             code: e.code(),
             message: e.to_string(),
@@ -37,15 +37,15 @@ impl From<QueryError> for ApiError {
     }
 }
 
-impl From<deltalens_core::Error> for ApiError {
+impl From<deltalens_core::Error> for ErrorResponse {
     fn from(e: deltalens_core::Error) -> Self {
-        QueryError::from(e).into()
+        ApiError::from(e).into()
     }
 }
 
-impl From<worker::Error> for ApiError {
+impl From<worker::Error> for ErrorResponse {
     fn from(e: worker::Error) -> Self {
-        ApiError::new(
+        ErrorResponse::new(
             500,
             "worker_error",
             format!("the worker runtime failed: {e}"),

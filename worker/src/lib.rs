@@ -1,8 +1,8 @@
 //! deltalens as a Cloudflare Worker: HTTP queries on Delta tables at the edge.
 //!
-//! Thin by design: [`routes`] parses the request into a [`deltalens_query::ApiRequest`],
+//! Thin by design: [`routes`] parses the request into a [`deltalens_api::ApiRequest`],
 //! checks the bearer token and the table allowlist (before any subrequest), opens the
-//! table through a per-request storage stack ([`stack`]), calls the core and serializes.
+//! table through a per-request storage stack ([`storage`]), calls the core and serializes.
 //! Errors become JSON `{"error": {"code", "message"}}` with an HTTP status in one place
 //! ([`errors`]). Configuration comes from the Worker's vars and secrets ([`config`]).
 #![cfg(target_arch = "wasm32")]
@@ -11,7 +11,7 @@ mod config;
 mod errors;
 mod r2;
 mod routes;
-mod stack;
+mod storage;
 
 use worker::{Context, Env, Request, Response, event};
 

@@ -1,8 +1,8 @@
 //! Requests in, responses out: configuration, method and path, bearer token, allowlist,
 //! then the core.
 
-use deltalens_query::answer;
-use deltalens_query::request::{parse_get, parse_query};
+use deltalens_api::request::{parse_get, parse_query};
+use deltalens_api::respond;
 use js_sys::{Reflect, Uint8Array};
 use serde_json::{Value, json};
 use worker::wasm_bindgen::JsValue;
@@ -10,8 +10,8 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::{Env, Headers, Method, Request, Response};
 
 use crate::config::Config;
-use crate::errors::ApiError;
-use crate::stack::open;
+use crate::errors::ErrorResponse;
+use crate::storage::open;
 
 /// The largest `POST /v1/query` body accepted.
 const MAX_BODY: usize = 64 << 10;
@@ -20,13 +20,16 @@ pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
     // parsed once per isolate (which also applies its page-size limit), then shared
     let config = match Config::for_isolate(&env) {
         Ok(c) => c,
-        Err(m) => return respond_error(&ApiError::new(500, "bad_configuration", m), None),
+        Err(m) => return respond_error(&ErrorResponse::new(500, "bad_configuration", m), None),
     };
     let origin = req.headers().get("origin").ok().flatten();
     let cors = config.cors_origin(origin.as_deref());
     // neither a token nor an explicit public flag: nothing is served
     if let Some(m) = config.not_configured() {
-        return respond_error(&ApiError::new(503, "not_configured", m), cors.as_deref());
+        return respond_error(
+            &ErrorResponse::new(503, "not_configured", m),
+            cors.as_deref(),
+        );
     }
     if req.method() == Method::Options {
         let h = Headers::new();
@@ -62,7 +65,7 @@ fn with_cors(r: Response, origin: Option<&str>) -> worker::Result<Response> {
     Ok(r)
 }
 
-fn respond_error(e: &ApiError, origin: Option<&str>) -> worker::Result<Response> {
+fn respond_error(e: &ErrorResponse, origin: Option<&str>) -> worker::Result<Response> {
     let h = Headers::new();
     h.set("content-type", "application/json")?;
     if e.status == 401 {
@@ -84,7 +87,7 @@ fn token_matches(given: &str, want: &str) -> bool {
     diff == 0
 }
 
-async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, ApiError> {
+async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, ErrorResponse> {
     if let Some(want) = &config.auth_token {
         let given = req.headers().get("authorization").ok().flatten();
         let ok = given
@@ -92,7 +95,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
             .and_then(|g| g.strip_prefix("Bearer "))
             .is_some_and(|g| token_matches(g.trim(), want));
         if !ok {
-            return Err(ApiError::new(
+            return Err(ErrorResponse::new(
                 401,
                 "unauthorized",
                 "this worker needs `Authorization: Bearer <token>` with its DELTALENS_AUTH_TOKEN",
@@ -107,7 +110,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
     // this request's budgets, on its own copy: the isolate's configuration stays as is
     let config = &config
         .for_request(&mut params)
-        .map_err(|m| ApiError::new(400, "invalid_parameter", m))?;
+        .map_err(|m| ErrorResponse::new(400, "invalid_parameter", m))?;
     let path = url.path().to_string();
     let api = match (req.method(), path.as_str()) {
         (Method::Get, "/") => {
@@ -123,12 +126,12 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
         (Method::Post, "/v1/query") => {
             let body = read_body(&req).await?;
             let text = String::from_utf8(body).map_err(|_| {
-                ApiError::new(400, "invalid_parameter", "the query body is not UTF-8")
+                ErrorResponse::new(400, "invalid_parameter", "the query body is not UTF-8")
             })?;
             parse_query(&text, &params)?
         }
         (_, "/v1/query") => {
-            return Err(ApiError::new(
+            return Err(ErrorResponse::new(
                 405,
                 "method_not_allowed",
                 "send the SQL with POST /v1/query",
@@ -136,14 +139,14 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
         }
         (Method::Get | Method::Head, p) if p.starts_with("/v1/") => parse_get(p, &params)?,
         (_, p) if p.starts_with("/v1/") => {
-            return Err(ApiError::new(
+            return Err(ErrorResponse::new(
                 405,
                 "method_not_allowed",
                 format!("{p} answers GET"),
             ));
         }
         (_, p) => {
-            return Err(ApiError::new(
+            return Err(ErrorResponse::new(
                 404,
                 "not_found",
                 format!(
@@ -157,12 +160,12 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
     let opened = open(api.table(), env, config)?;
     // a request in flight ends with the wall-time error when the time is up
     opened.budget.set_timer(deltalens_fetch_storage::sleep);
-    let a = answer(api, &opened.table, config.limits()).await?;
+    let a = respond(api, &opened.table, config.limits()).await?;
     // the work after the last subrequest counts too
     opened
         .budget
         .check_time("the response")
-        .map_err(|e| ApiError::from(deltalens_core::Error::from(e)))?;
+        .map_err(|e| ErrorResponse::from(deltalens_core::Error::from(e)))?;
     let h = Headers::new();
     h.set("content-type", a.content_type)?;
     h.set("x-deltalens-version", &a.version.to_string())?;
@@ -178,7 +181,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Api
     Ok(Response::from_bytes(a.body)?.with_headers(h))
 }
 
-fn json_response(v: &Value) -> Result<Response, ApiError> {
+fn json_response(v: &Value) -> Result<Response, ErrorResponse> {
     let h = Headers::new();
     h.set("content-type", "application/json")?;
     Ok(Response::ok(v.to_string())?.with_headers(h))
@@ -187,9 +190,9 @@ fn json_response(v: &Value) -> Result<Response, ApiError> {
 /// The body of `POST /v1/query`, refused with a 413 naming the limit when it is longer
 /// than [`MAX_BODY`]: a `Content-Length` above it before anything is read, a body without
 /// one (chunked) as soon as what has streamed in passes it.
-async fn read_body(req: &Request) -> Result<Vec<u8>, ApiError> {
+async fn read_body(req: &Request) -> Result<Vec<u8>, ErrorResponse> {
     let too_large = |size: String| {
-        ApiError::new(
+        ErrorResponse::new(
             413,
             "query_too_large",
             format!(
@@ -199,7 +202,7 @@ async fn read_body(req: &Request) -> Result<Vec<u8>, ApiError> {
     };
     if let Some(announced) = req.headers().get("content-length").ok().flatten() {
         let n: u64 = announced.trim().parse().map_err(|_| {
-            ApiError::new(
+            ErrorResponse::new(
                 400,
                 "invalid_parameter",
                 format!("Content-Length {announced:?} is not a number"),
@@ -213,7 +216,7 @@ async fn read_body(req: &Request) -> Result<Vec<u8>, ApiError> {
         return Ok(Vec::new());
     };
     let failed = |e: JsValue| {
-        ApiError::new(
+        ErrorResponse::new(
             400,
             "invalid_parameter",
             format!(

@@ -21,7 +21,7 @@ pub enum CliError {
 
     /// `query`: the SQL does not parse or is outside the subset, or answering it failed.
     #[error(transparent)]
-    Query(#[from] deltalens_query::QueryError),
+    Query(#[from] deltalens_api::ApiError),
 
     /// A command-line value that does not parse (refused by clap, with exit code 2).
     #[error("expected {expected}, got {given:?}")]

@@ -253,29 +253,30 @@ fn str_list_at(a: Option<&ArrayRef>, i: usize) -> Option<Vec<String>> {
     )
 }
 
-/// A struct column of a checkpoint batch and the validity of its rows.
-struct Cols<'a> {
-    s: &'a StructArray,
+/// One action's struct column of a checkpoint batch (`add`, `metaData`, …): its fields
+/// by name and the validity of its rows.
+struct ActionColumn<'a> {
+    array: &'a StructArray,
 }
 
-impl<'a> Cols<'a> {
-    fn of(batch: &'a RecordBatch, name: &str) -> Option<Cols<'a>> {
+impl<'a> ActionColumn<'a> {
+    fn of(batch: &'a RecordBatch, name: &str) -> Option<ActionColumn<'a>> {
         batch
             .column_by_name(name)
             .and_then(|c| c.as_struct_opt())
-            .map(|s| Cols { s })
+            .map(|array| ActionColumn { array })
     }
-    fn sub(&self, name: &str) -> Option<Cols<'a>> {
-        self.s
+    fn struct_field(&self, name: &str) -> Option<ActionColumn<'a>> {
+        self.array
             .column_by_name(name)
             .and_then(|c| c.as_struct_opt())
-            .map(|s| Cols { s })
+            .map(|array| ActionColumn { array })
     }
-    fn c(&self, name: &str) -> Option<&'a ArrayRef> {
-        self.s.column_by_name(name)
+    fn field(&self, name: &str) -> Option<&'a ArrayRef> {
+        self.array.column_by_name(name)
     }
     fn valid(&self, i: usize) -> bool {
-        self.s.is_valid(i)
+        self.array.is_valid(i)
     }
 }
 
@@ -287,18 +288,18 @@ fn required<T>(v: Option<T>, path: &str, row: usize, what: &str) -> Result<T> {
     })
 }
 
-fn dv_at(c: Option<Cols<'_>>, i: usize) -> Option<DeletionVectorDescriptor> {
+fn dv_at(c: Option<ActionColumn<'_>>, i: usize) -> Option<DeletionVectorDescriptor> {
     let c = c?;
     if !c.valid(i) {
         return None;
     }
     Some(DeletionVectorDescriptor {
-        storage_type: str_at(c.c("storageType"), i)?,
-        path_or_inline_dv: str_at(c.c("pathOrInlineDv"), i)?,
-        offset: i64_at(c.c("offset"), i).map(|o| o as i32),
-        size_in_bytes: i64_at(c.c("sizeInBytes"), i)? as i32,
-        cardinality: i64_at(c.c("cardinality"), i)?,
-        max_row_index: i64_at(c.c("maxRowIndex"), i),
+        storage_type: str_at(c.field("storageType"), i)?,
+        path_or_inline_dv: str_at(c.field("pathOrInlineDv"), i)?,
+        offset: i64_at(c.field("offset"), i).map(|o| o as i32),
+        size_in_bytes: i64_at(c.field("sizeInBytes"), i)? as i32,
+        cardinality: i64_at(c.field("cardinality"), i)?,
+        max_row_index: i64_at(c.field("maxRowIndex"), i),
     })
 }
 
@@ -324,107 +325,112 @@ fn stats_json_lines(path: &str, sp: &StructArray) -> Result<(StructArray, Vec<St
 /// Convert the rows of a checkpoint (or sidecar) batch to actions.
 fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) -> Result<()> {
     let n = b.num_rows();
-    if let Some(add) = Cols::of(b, "add") {
-        let dv = add.sub("deletionVector");
-        let parsed_stats = match add.sub("stats_parsed") {
-            Some(sp) if add.c("stats").is_none() => Some(stats_json_lines(path, sp.s)?),
+    if let Some(add) = ActionColumn::of(b, "add") {
+        let dv = add.struct_field("deletionVector");
+        let parsed_stats = match add.struct_field("stats_parsed") {
+            Some(sp) if add.field("stats").is_none() => Some(stats_json_lines(path, sp.array)?),
             _ => None,
         };
         for i in (0..n).filter(|i| add.valid(*i)) {
             out.adds.push(Add {
-                path: required(str_at(add.c("path"), i), path, i, "add.path")?,
-                partition_values: map_at(add.c("partitionValues"), i).unwrap_or_default(),
-                size: required(i64_at(add.c("size"), i), path, i, "add.size")?,
-                modification_time: i64_at(add.c("modificationTime"), i).unwrap_or_default(),
-                data_change: bool_at(add.c("dataChange"), i).unwrap_or_default(),
-                stats: str_at(add.c("stats"), i).or_else(|| {
+                path: required(str_at(add.field("path"), i), path, i, "add.path")?,
+                partition_values: map_at(add.field("partitionValues"), i).unwrap_or_default(),
+                size: required(i64_at(add.field("size"), i), path, i, "add.size")?,
+                modification_time: i64_at(add.field("modificationTime"), i).unwrap_or_default(),
+                data_change: bool_at(add.field("dataChange"), i).unwrap_or_default(),
+                stats: str_at(add.field("stats"), i).or_else(|| {
                     parsed_stats
                         .as_ref()
                         .and_then(|(valid, lines)| valid.is_valid(i).then(|| lines[i].clone()))
                 }),
-                tags: map_at(add.c("tags"), i),
-                deletion_vector: dv_at(dv.as_ref().map(|d| Cols { s: d.s }), i),
-                base_row_id: i64_at(add.c("baseRowId"), i),
-                default_row_commit_version: i64_at(add.c("defaultRowCommitVersion"), i),
-                clustering_provider: str_at(add.c("clusteringProvider"), i),
+                tags: map_at(add.field("tags"), i),
+                deletion_vector: dv_at(dv.as_ref().map(|d| ActionColumn { array: d.array }), i),
+                base_row_id: i64_at(add.field("baseRowId"), i),
+                default_row_commit_version: i64_at(add.field("defaultRowCommitVersion"), i),
+                clustering_provider: str_at(add.field("clusteringProvider"), i),
             });
         }
     }
-    if let Some(md) = Cols::of(b, "metaData") {
-        let format = md.sub("format");
+    if let Some(md) = ActionColumn::of(b, "metaData") {
+        let format = md.struct_field("format");
         for i in (0..n).filter(|i| md.valid(*i)) {
             out.push(Action::Metadata(Metadata {
-                id: required(str_at(md.c("id"), i), path, i, "metaData.id")?,
-                name: str_at(md.c("name"), i),
-                description: str_at(md.c("description"), i),
+                id: required(str_at(md.field("id"), i), path, i, "metaData.id")?,
+                name: str_at(md.field("name"), i),
+                description: str_at(md.field("description"), i),
                 format: Format {
                     provider: format
                         .as_ref()
-                        .and_then(|f| str_at(f.c("provider"), i))
+                        .and_then(|f| str_at(f.field("provider"), i))
                         .unwrap_or_else(|| "parquet".into()),
                     options: format
                         .as_ref()
-                        .and_then(|f| map_at(f.c("options"), i))
+                        .and_then(|f| map_at(f.field("options"), i))
                         .unwrap_or_default(),
                 },
                 schema_string: required(
-                    str_at(md.c("schemaString"), i),
+                    str_at(md.field("schemaString"), i),
                     path,
                     i,
                     "metaData.schemaString",
                 )?,
-                partition_columns: str_list_at(md.c("partitionColumns"), i).unwrap_or_default(),
-                configuration: map_at(md.c("configuration"), i).unwrap_or_default(),
-                created_time: i64_at(md.c("createdTime"), i),
+                partition_columns: str_list_at(md.field("partitionColumns"), i).unwrap_or_default(),
+                configuration: map_at(md.field("configuration"), i).unwrap_or_default(),
+                created_time: i64_at(md.field("createdTime"), i),
             }));
         }
     }
-    if let Some(p) = Cols::of(b, "protocol") {
+    if let Some(p) = ActionColumn::of(b, "protocol") {
         for i in (0..n).filter(|i| p.valid(*i)) {
             out.push(Action::Protocol(Protocol {
                 min_reader_version: required(
-                    i64_at(p.c("minReaderVersion"), i),
+                    i64_at(p.field("minReaderVersion"), i),
                     path,
                     i,
                     "protocol.minReaderVersion",
                 )? as i32,
-                min_writer_version: i64_at(p.c("minWriterVersion"), i).unwrap_or(1) as i32,
-                reader_features: str_list_at(p.c("readerFeatures"), i),
-                writer_features: str_list_at(p.c("writerFeatures"), i),
+                min_writer_version: i64_at(p.field("minWriterVersion"), i).unwrap_or(1) as i32,
+                reader_features: str_list_at(p.field("readerFeatures"), i),
+                writer_features: str_list_at(p.field("writerFeatures"), i),
             }));
         }
     }
-    if let Some(t) = Cols::of(b, "txn") {
+    if let Some(t) = ActionColumn::of(b, "txn") {
         for i in (0..n).filter(|i| t.valid(*i)) {
             out.push(Action::Txn(Txn {
-                app_id: required(str_at(t.c("appId"), i), path, i, "txn.appId")?,
-                version: required(i64_at(t.c("version"), i), path, i, "txn.version")?,
-                last_updated: i64_at(t.c("lastUpdated"), i),
+                app_id: required(str_at(t.field("appId"), i), path, i, "txn.appId")?,
+                version: required(i64_at(t.field("version"), i), path, i, "txn.version")?,
+                last_updated: i64_at(t.field("lastUpdated"), i),
             }));
         }
     }
-    if let Some(d) = Cols::of(b, "domainMetadata") {
+    if let Some(d) = ActionColumn::of(b, "domainMetadata") {
         for i in (0..n).filter(|i| d.valid(*i)) {
             out.push(Action::DomainMetadata(DomainMetadata {
-                domain: required(str_at(d.c("domain"), i), path, i, "domainMetadata.domain")?,
-                configuration: str_at(d.c("configuration"), i).unwrap_or_default(),
-                removed: bool_at(d.c("removed"), i).unwrap_or_default(),
+                domain: required(
+                    str_at(d.field("domain"), i),
+                    path,
+                    i,
+                    "domainMetadata.domain",
+                )?,
+                configuration: str_at(d.field("configuration"), i).unwrap_or_default(),
+                removed: bool_at(d.field("removed"), i).unwrap_or_default(),
             }));
         }
     }
-    if let Some(s) = Cols::of(b, "sidecar") {
+    if let Some(s) = ActionColumn::of(b, "sidecar") {
         for i in (0..n).filter(|i| s.valid(*i)) {
             out.push(Action::Sidecar(Sidecar {
-                path: required(str_at(s.c("path"), i), path, i, "sidecar.path")?,
-                size_in_bytes: i64_at(s.c("sizeInBytes"), i).unwrap_or_default(),
-                modification_time: i64_at(s.c("modificationTime"), i).unwrap_or_default(),
+                path: required(str_at(s.field("path"), i), path, i, "sidecar.path")?,
+                size_in_bytes: i64_at(s.field("sizeInBytes"), i).unwrap_or_default(),
+                modification_time: i64_at(s.field("modificationTime"), i).unwrap_or_default(),
             }));
         }
     }
-    if let Some(c) = Cols::of(b, "checkpointMetadata") {
+    if let Some(c) = ActionColumn::of(b, "checkpointMetadata") {
         for i in (0..n).filter(|i| c.valid(*i)) {
             out.push(Action::CheckpointMetadata {
-                version: i64_at(c.c("version"), i).unwrap_or_default(),
+                version: i64_at(c.field("version"), i).unwrap_or_default(),
             });
         }
     }

@@ -33,18 +33,27 @@ pub trait StatsSource {
     fn column(&self, path: &[String]) -> Option<ColumnStats>;
 }
 
-fn one(a: &Option<ArrayRef>) -> Option<&ArrayRef> {
+/// The statistic's value when there is exactly one, not null.
+fn known_value(a: &Option<ArrayRef>) -> Option<&ArrayRef> {
     a.as_ref().filter(|a| a.len() == 1 && a.is_valid(0))
 }
 
-fn holds(a: &ArrayRef, op: CmpOp, lit: &ArrayRef) -> bool {
+/// Whether `a op lit` may hold: true, or unknown (null, or the types do not compare).
+fn may_satisfy(a: &ArrayRef, op: CmpOp, lit: &ArrayRef) -> bool {
     match compare(a, op, &Scalar::new(lit.clone()), &[]) {
         Ok(r) => r.is_null(0) || r.value(0),
         Err(_) => true,
     }
 }
 
-fn cmp_could(s: &dyn StatsSource, column: &[String], op: CmpOp, value: &Literal) -> bool {
+/// Whether some row of a file with these statistics may satisfy `column op value`
+/// (false only when the statistics prove that none does).
+fn comparison_may_match(
+    s: &dyn StatsSource,
+    column: &[String],
+    op: CmpOp,
+    value: &Literal,
+) -> bool {
     if *value == Literal::Null {
         return false; // a comparison with NULL is never true
     }
@@ -54,22 +63,22 @@ fn cmp_could(s: &dyn StatsSource, column: &[String], op: CmpOp, value: &Literal)
     if st.all_null == Some(true) {
         return false;
     }
-    let (min, max) = (one(&st.min), one(&st.max));
+    let (min, max) = (known_value(&st.min), known_value(&st.max));
     let Some(ty) = min.or(max).map(|a| a.data_type().clone()) else {
         return true;
     };
     let Ok(lit) = literal_array(value, &ty, column) else {
         return true;
     };
-    let lower = |op| min.is_none_or(|m| holds(m, op, &lit));
-    let upper = |op| max.is_none_or(|m| holds(m, op, &lit));
+    let lower = |op| min.is_none_or(|m| may_satisfy(m, op, &lit));
+    let upper = |op| max.is_none_or(|m| may_satisfy(m, op, &lit));
     match op {
         // min <= lit <= max
         CmpOp::Eq => lower(CmpOp::LtEq) && upper(CmpOp::GtEq),
         // not (min == lit == max)
         CmpOp::NotEq => {
-            !(min.is_some_and(|m| holds(m, CmpOp::Eq, &lit))
-                && max.is_some_and(|m| holds(m, CmpOp::Eq, &lit)))
+            !(min.is_some_and(|m| may_satisfy(m, CmpOp::Eq, &lit))
+                && max.is_some_and(|m| may_satisfy(m, CmpOp::Eq, &lit)))
         }
         CmpOp::Lt => lower(CmpOp::Lt),
         CmpOp::LtEq => lower(CmpOp::LtEq),
@@ -84,7 +93,7 @@ pub fn could_match(p: &Predicate, s: &dyn StatsSource, negated: bool) -> bool {
         Predicate::Const(b) => *b != negated,
         Predicate::Cmp { column, op, value } => {
             let op = if negated { op.negate() } else { *op };
-            cmp_could(s, column, op, value)
+            comparison_may_match(s, column, op, value)
         }
         Predicate::IsNull { column, negated: n } => {
             let want_null = *n == negated;
@@ -102,7 +111,9 @@ pub fn could_match(p: &Predicate, s: &dyn StatsSource, negated: bool) -> bool {
             if *n != negated {
                 true
             } else {
-                values.iter().any(|v| cmp_could(s, column, CmpOp::Eq, v))
+                values
+                    .iter()
+                    .any(|v| comparison_may_match(s, column, CmpOp::Eq, v))
             }
         }
         Predicate::Between {
@@ -112,9 +123,11 @@ pub fn could_match(p: &Predicate, s: &dyn StatsSource, negated: bool) -> bool {
             negated: n,
         } => {
             if *n == negated {
-                cmp_could(s, column, CmpOp::GtEq, low) && cmp_could(s, column, CmpOp::LtEq, high)
+                comparison_may_match(s, column, CmpOp::GtEq, low)
+                    && comparison_may_match(s, column, CmpOp::LtEq, high)
             } else {
-                cmp_could(s, column, CmpOp::Lt, low) || cmp_could(s, column, CmpOp::Gt, high)
+                comparison_may_match(s, column, CmpOp::Lt, low)
+                    || comparison_may_match(s, column, CmpOp::Gt, high)
             }
         }
         Predicate::Like { .. } => true,

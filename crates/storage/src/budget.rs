@@ -542,8 +542,8 @@ impl<S: Storage> Storage for BudgetStorage<S> {
         self.inner.can_list()
     }
 
-    fn few_requests(&self) -> bool {
-        self.meter.budgets.max_requests.is_some() || self.inner.few_requests()
+    fn requests_are_budgeted(&self) -> bool {
+        self.meter.budgets.max_requests.is_some() || self.inner.requests_are_budgeted()
     }
 }
 

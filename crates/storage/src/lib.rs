@@ -208,7 +208,7 @@ pub trait Storage: Debug + MaybeSendSync {
     /// True when every request counts against a budget (an edge worker's subrequests):
     /// callers then trade round trips for fewer requests (probing a few commit names at a
     /// time instead of a large parallel batch).
-    fn few_requests(&self) -> bool {
+    fn requests_are_budgeted(&self) -> bool {
         false
     }
 }
@@ -248,8 +248,8 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
     fn can_list(&self) -> bool {
         (**self).can_list()
     }
-    fn few_requests(&self) -> bool {
-        (**self).few_requests()
+    fn requests_are_budgeted(&self) -> bool {
+        (**self).requests_are_budgeted()
     }
 }
 

@@ -25,7 +25,7 @@ pub fn FilesTab() -> impl IntoView {
         let Some(s) = ctx.snapshot.get() else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let parts = match deltalens_report::partitions(&s) {
+        let parts = match deltalens_present::partitions(&s) {
             Ok(p) => p,
             Err(e) => {
                 return view! { <pre class="error">{crate::errors::explain(&e)}</pre> }.into_any();

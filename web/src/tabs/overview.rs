@@ -14,7 +14,7 @@ pub fn Overview() -> impl IntoView {
         let (Some(s), Some(sess)) = (ctx.snapshot.get(), ctx.session.get()) else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let doc = deltalens_report::overview(&sess.url, &s);
+        let doc = deltalens_present::overview(&sess.url, &s);
         let text = |k: &str| match &doc[k] {
             Value::Null => String::new(),
             Value::String(s) => s.clone(),
@@ -59,7 +59,7 @@ pub fn Overview() -> impl IntoView {
             ("created", fmt_ts(doc["created_time"].as_i64())),
         ];
         let props: Vec<(String, String)> = s.properties().into_iter().collect();
-        let warnings = deltalens_report::warnings(&s);
+        let warnings = deltalens_present::warnings(&s);
         view! {
             <section id="overview">
                 <ul class="warnings">{warnings.into_iter().map(|w| view! { <li class="warning">{w}</li> }).collect_view()}</ul>

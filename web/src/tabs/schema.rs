@@ -53,7 +53,7 @@ pub fn SchemaTab() -> impl IntoView {
         let Some(s) = ctx.snapshot.get() else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let rows = deltalens_report::schema_rows(&s);
+        let rows = deltalens_present::schema_rows(&s);
         let hidden = collapsed.get();
         let rows = rows.into_iter().filter(|r| {
             !hidden.iter().any(|h| r.path.starts_with(&format!("{h}.")))

@@ -23,7 +23,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
 
 async fn files(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliError> {
     let s = table.snapshot(at).await?;
-    let docs = deltalens_report::files(&s)?;
+    let docs = deltalens_present::files(&s)?;
     if json {
         return Ok(to_json(&Value::Array(docs)));
     }

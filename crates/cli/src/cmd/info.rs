@@ -2,7 +2,7 @@
 
 use deltalens_core::{Table, VersionSpec};
 
-use super::{opt_ts, release, to_json};
+use super::{exit_without_freeing, opt_ts, to_json};
 use crate::error::CliError;
 use crate::render;
 use crate::table::with_table;
@@ -22,9 +22,9 @@ async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliE
     let s = table.snapshot(at).await?;
     let md = &s.metadata;
     let p = &s.protocol;
-    let doc = deltalens_report::overview(table.location(), &s);
+    let doc = deltalens_present::overview(table.location(), &s);
     if json {
-        release(s);
+        exit_without_freeing(s);
         return Ok(to_json(&doc));
     }
     let list = |v: &Option<Vec<String>>| v.as_ref().map(|f| f.join(", ")).unwrap_or_default();
@@ -75,6 +75,6 @@ async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliE
         let rows: Vec<Vec<String>> = props.into_iter().map(|(k, v)| vec![k, v]).collect();
         out.push_str(&render::table(&["key", "value"], &rows));
     }
-    release(s);
+    exit_without_freeing(s);
     Ok(out)
 }

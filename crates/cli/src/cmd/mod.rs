@@ -25,7 +25,7 @@ fn to_json(v: &Value) -> String {
 
 /// Hand the snapshot to the process exit instead of freeing it entry by entry: the CLI
 /// prints and exits, and dropping 100,000 file entries one by one is ~10% of an `info`.
-fn release(s: deltalens_core::Snapshot) {
+fn exit_without_freeing(s: deltalens_core::Snapshot) {
     std::mem::forget(s);
 }
 

@@ -23,13 +23,13 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> Result<String, CliError> {
-    let q = deltalens_query::parse_sql(&args.sql)?;
+    let q = deltalens_api::parse_sql(&args.sql)?;
     let io = IoReport {
         stats: args.io_stats,
         log: false,
     };
     with_table(q.source.url(), &args.options, io, async |o| {
-        let out = deltalens_query::execute(&q, &o.table, None).await?;
+        let out = deltalens_api::execute(&q, &o.table, None).await?;
         let stdout = std::io::BufWriter::new(std::io::stdout());
         let mut w = output::Writer::new(args.format, stdout, &out.schema)?;
         for b in &out.batches {

@@ -3,7 +3,7 @@
 
 use deltalens_core::VersionSpec;
 
-use super::release;
+use super::exit_without_freeing;
 use crate::args::{AtArgs, RowArgs, TableArgs};
 use crate::error::CliError;
 use crate::output;
@@ -115,7 +115,7 @@ async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, Cli
         progress.clear();
         result?;
         writer.finish(&schema)?;
-        release(s);
+        exit_without_freeing(s);
         return Ok(String::new());
     }
     scan.execute(&mut |b| {
@@ -134,6 +134,6 @@ async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, Cli
         return Err(e);
     }
     writer.finish(&schema)?;
-    release(s);
+    exit_without_freeing(s);
     Ok(String::new())
 }

@@ -76,7 +76,7 @@ struct Site {
 async fn handle(site: Arc<Site>, mut stream: TcpStream) -> io::Result<()> {
     let mut buf = Vec::with_capacity(4096);
     while let Some(head) = http::read_head(&mut stream, &mut buf).await {
-        if !answer(&site, &mut stream, &head).await? {
+        if !serve_request(&site, &mut stream, &head).await? {
             break;
         }
     }
@@ -84,7 +84,7 @@ async fn handle(site: Arc<Site>, mut stream: TcpStream) -> io::Result<()> {
 }
 
 /// Answers one request head; whether the connection stays open for another.
-async fn answer(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> io::Result<bool> {
+async fn serve_request(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> io::Result<bool> {
     let Some(req) = Request::parse(head) else {
         return refuse(stream, "400 Bad Request", "malformed request", false).await;
     };

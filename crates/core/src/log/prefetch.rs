@@ -123,8 +123,8 @@ impl<S: Storage + ?Sized> Storage for WithPrefetched<'_, S> {
         self.inner.can_list()
     }
 
-    fn few_requests(&self) -> bool {
-        self.inner.few_requests()
+    fn requests_are_budgeted(&self) -> bool {
+        self.inner.requests_are_budgeted()
     }
 }
 

@@ -46,7 +46,7 @@ pub enum Discover {
 /// The first probe batch: Spark checkpoints every 10 commits, so one batch usually
 /// finds every commit after `_last_checkpoint` in a single round trip.
 const FIRST_BATCH: u64 = 16;
-/// The first batch where requests are budgeted ([`Storage::few_requests`]): batches of 2,
+/// The first batch where requests are budgeted ([`Storage::requests_are_budgeted`]): batches of 2,
 /// 2, 4, 4, 8, 8, … cost at most the commits found plus a few, in a few more round trips.
 const FIRST_BATCH_FEW_REQUESTS: u64 = 2;
 const MAX_BATCH: u64 = 1024;
@@ -120,7 +120,7 @@ async fn probe_commits<S: Storage + ?Sized>(
     from: u64,
 ) -> Result<BTreeMap<u64, Bytes>> {
     let mut found = BTreeMap::new();
-    let few = storage.few_requests();
+    let few = storage.requests_are_budgeted();
     let first = if few {
         FIRST_BATCH_FEW_REQUESTS
     } else {

@@ -24,7 +24,7 @@ use deltalens_storage::{
 use worker::Env;
 
 use crate::config::Config;
-use crate::errors::ApiError;
+use crate::errors::ErrorResponse;
 use crate::r2::R2Storage;
 
 /// Table roots with a cache in this isolate (least recently used first).
@@ -79,9 +79,9 @@ pub struct Opened {
     pub budget: Arc<BudgetStorage<DynStorage>>,
 }
 
-pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
-    let parsed =
-        TableUrl::parse(url).map_err(|e| ApiError::new(400, "invalid_table_url", e.to_string()))?;
+pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ErrorResponse> {
+    let parsed = TableUrl::parse(url)
+        .map_err(|e| ErrorResponse::new(400, "invalid_table_url", e.to_string()))?;
     // the backend charges its own extra requests (listing pages after the first, a HEAD
     // before an Azure tail) on the request's meter before making them
     let meter = Arc::new(BudgetMeter::new(config.budgets, now));
@@ -89,7 +89,7 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
         Store::R2 { binding } => {
             let (binding, path) = (binding.as_str(), parsed.key.as_str());
             let bucket = env.bucket(binding).map_err(|_| {
-                ApiError::new(
+                ErrorResponse::new(
                     400,
                     "invalid_table_url",
                     format!(
@@ -101,7 +101,7 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ApiError> {
         }
         _ => Arc::new(
             FetchStorage::open(url, &config.storage)
-                .map_err(|e| ApiError::new(400, "invalid_table_url", e.0))?
+                .map_err(|e| ErrorResponse::new(400, "invalid_table_url", e.0))?
                 .on_server()
                 .with_meter(meter.backend_meter()),
         ),

@@ -6,13 +6,13 @@ use deltalens_core::Table;
 use serde_json::Value;
 
 use crate::encode::encode;
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 use crate::execute::{Limits, execute_limited};
 use crate::request::ApiRequest;
 
 /// A response body and what the headers say about it.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub struct ApiResponse {
     pub content_type: &'static str,
     pub body: Vec<u8>,
     /// The table version read.
@@ -21,10 +21,10 @@ pub struct Answer {
     pub rows: Option<usize>,
 }
 
-fn document(v: &Value, version: u64) -> Answer {
+fn document(v: &Value, version: u64) -> ApiResponse {
     let mut body = v.to_string().into_bytes();
     body.push(b'\n');
-    Answer {
+    ApiResponse {
         content_type: "application/json",
         body,
         version,
@@ -34,11 +34,14 @@ fn document(v: &Value, version: u64) -> Answer {
 
 /// Answer `api` on `table` (the URL it names, already allowed and opened) within
 /// `limits` (rows returned, rows held in memory on the way).
-pub async fn answer(api: ApiRequest, table: &Table, limits: Limits) -> Result<Answer> {
+pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<ApiResponse> {
     Ok(match api {
         ApiRequest::Info { at, .. } => {
             let s = table.snapshot(at).await?;
-            document(&deltalens_report::overview(table.location(), &s), s.version)
+            document(
+                &deltalens_present::overview(table.location(), &s),
+                s.version,
+            )
         }
         ApiRequest::Schema { at, .. } => {
             let s = table.snapshot(at).await?;
@@ -46,12 +49,12 @@ pub async fn answer(api: ApiRequest, table: &Table, limits: Limits) -> Result<An
         }
         ApiRequest::Files { at, .. } => {
             let s = table.snapshot(at).await?;
-            document(&Value::Array(deltalens_report::files(&s)?), s.version)
+            document(&Value::Array(deltalens_present::files(&s)?), s.version)
         }
         ApiRequest::History { limit, .. } => {
             let h = table.history(limit).await?;
             let version = h.first().map_or(0, |e| e.version);
-            let v = serde_json::to_value(&h).map_err(|e| QueryError::Encode {
+            let v = serde_json::to_value(&h).map_err(|e| ApiError::Encode {
                 format: "json",
                 message: e.to_string(),
             })?;
@@ -59,7 +62,7 @@ pub async fn answer(api: ApiRequest, table: &Table, limits: Limits) -> Result<An
         }
         ApiRequest::Rows { query, format } => {
             let out = execute_limited(&query, table, limits).await?;
-            Answer {
+            ApiResponse {
                 content_type: format.content_type(),
                 body: encode(format, &out.schema, &out.batches)?,
                 version: out.version,

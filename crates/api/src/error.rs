@@ -1,10 +1,10 @@
 use deltalens_storage::{BudgetKind, StorageError};
 
 /// Everything that can go wrong answering a query. Each variant says what happened and
-/// what to try; [`QueryError::status`] is the HTTP status the worker answers with.
+/// what to try; [`ApiError::status`] is the HTTP status the worker answers with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum QueryError {
+pub enum ApiError {
     /// The SQL does not parse.
     #[error("cannot parse the query: {message}")]
     Syntax { message: String },
@@ -50,25 +50,25 @@ pub enum QueryError {
 }
 
 /// Result type of this crate.
-pub type Result<T, E = QueryError> = std::result::Result<T, E>;
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 
-impl QueryError {
+impl ApiError {
     pub(crate) fn compute(what: impl Into<String>, e: impl std::fmt::Display) -> Self {
-        QueryError::Compute {
+        ApiError::Compute {
             what: what.into(),
             message: e.to_string(),
         }
     }
 
     pub(crate) fn unsupported(construct: impl Into<String>, hint: impl Into<String>) -> Self {
-        QueryError::Unsupported {
+        ApiError::Unsupported {
             construct: construct.into(),
             hint: hint.into(),
         }
     }
 
     pub(crate) fn param(parameter: &str, message: impl Into<String>) -> Self {
-        QueryError::InvalidParameter {
+        ApiError::InvalidParameter {
             parameter: parameter.to_string(),
             message: message.into(),
         }
@@ -77,7 +77,7 @@ impl QueryError {
     /// The storage error underneath, if any.
     pub fn storage(&self) -> Option<&StorageError> {
         match self {
-            QueryError::Core(deltalens_core::Error::Storage(s)) => Some(s),
+            ApiError::Core(deltalens_core::Error::Storage(s)) => Some(s),
             _ => None,
         }
     }
@@ -85,7 +85,7 @@ impl QueryError {
     /// The budget that ran out, if that is what happened.
     pub fn budget(&self) -> Option<BudgetKind> {
         match self {
-            QueryError::RowsBudget { .. } => Some(BudgetKind::Rows),
+            ApiError::RowsBudget { .. } => Some(BudgetKind::Rows),
             _ => match self.storage() {
                 Some(StorageError::BudgetExceeded { budget, .. }) => Some(*budget),
                 _ => None,
@@ -100,15 +100,15 @@ impl QueryError {
         }
         use deltalens_core::Error as C;
         match self {
-            QueryError::Syntax { .. } => "syntax_error",
-            QueryError::Unsupported { .. } => "unsupported",
-            QueryError::InvalidParameter { .. } => "invalid_parameter",
-            QueryError::Column { .. } => "invalid_column",
-            QueryError::Forbidden { .. } => "table_not_allowed",
-            QueryError::RowsBudget { .. } => "rows_budget_exceeded",
-            QueryError::Compute { .. } => "compute_failed",
-            QueryError::Encode { .. } => "encode_failed",
-            QueryError::Core(c) => match c {
+            ApiError::Syntax { .. } => "syntax_error",
+            ApiError::Unsupported { .. } => "unsupported",
+            ApiError::InvalidParameter { .. } => "invalid_parameter",
+            ApiError::Column { .. } => "invalid_column",
+            ApiError::Forbidden { .. } => "table_not_allowed",
+            ApiError::RowsBudget { .. } => "rows_budget_exceeded",
+            ApiError::Compute { .. } => "compute_failed",
+            ApiError::Encode { .. } => "encode_failed",
+            ApiError::Core(c) => match c {
                 C::Storage(s) => match s {
                     StorageError::NotFound { .. } => "not_found",
                     StorageError::PermissionDenied { .. } => "storage_permission_denied",
@@ -143,15 +143,15 @@ impl QueryError {
         }
         use deltalens_core::Error as C;
         match self {
-            QueryError::Syntax { .. }
-            | QueryError::Unsupported { .. }
-            | QueryError::InvalidParameter { .. }
-            | QueryError::Column { .. } => 400,
-            QueryError::Forbidden { .. } => 403,
-            QueryError::RowsBudget { .. } => 413,
-            QueryError::Compute { .. } => 422,
-            QueryError::Encode { .. } => 500,
-            QueryError::Core(c) => match c {
+            ApiError::Syntax { .. }
+            | ApiError::Unsupported { .. }
+            | ApiError::InvalidParameter { .. }
+            | ApiError::Column { .. } => 400,
+            ApiError::Forbidden { .. } => 403,
+            ApiError::RowsBudget { .. } => 413,
+            ApiError::Compute { .. } => 422,
+            ApiError::Encode { .. } => 500,
+            ApiError::Core(c) => match c {
                 C::Storage(s) => match s {
                     StorageError::NotFound { .. } => 404,
                     StorageError::InvalidLocation { .. } => 400,

@@ -13,7 +13,7 @@ use arrow_row::{OwnedRow, RowConverter, SortField};
 use arrow_schema::{DataType, SortOptions};
 use arrow_select::take::take;
 
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 use crate::sql::AggFunc;
 
 /// Row indices of each group, groups in order of first appearance. No keys: one group
@@ -27,10 +27,10 @@ pub fn groups(keys: &[ArrayRef], num_rows: usize) -> Result<Vec<Vec<u32>>> {
             .map(|k| SortField::new(k.data_type().clone()))
             .collect(),
     )
-    .map_err(|e| QueryError::compute("the GROUP BY keys", e))?;
+    .map_err(|e| ApiError::compute("the GROUP BY keys", e))?;
     let rows = converter
         .convert_columns(keys)
-        .map_err(|e| QueryError::compute("the GROUP BY keys", e))?;
+        .map_err(|e| ApiError::compute("the GROUP BY keys", e))?;
     let mut index: HashMap<OwnedRow, usize> = HashMap::new();
     let mut out: Vec<Vec<u32>> = Vec::new();
     for i in 0..num_rows {
@@ -63,7 +63,7 @@ pub fn sum_type(t: &DataType) -> Option<DataType> {
 
 /// The result type of `func` over a column of type `t` (`None` for `COUNT(*)`).
 pub fn result_type(func: AggFunc, column: &str, t: Option<&DataType>) -> Result<DataType> {
-    let numeric = |what: &str| QueryError::Column {
+    let numeric = |what: &str| ApiError::Column {
         column: column.to_string(),
         message: format!(
             "{what} needs a numeric column, this one is {}",
@@ -79,7 +79,7 @@ pub fn result_type(func: AggFunc, column: &str, t: Option<&DataType>) -> Result<
         }
         (AggFunc::Min | AggFunc::Max, Some(t)) => t.clone(),
         (_, None) => {
-            return Err(QueryError::Column {
+            return Err(ApiError::Column {
                 column: "*".into(),
                 message: format!("{}(*) is not defined; name a column", func.name()),
             });
@@ -88,7 +88,7 @@ pub fn result_type(func: AggFunc, column: &str, t: Option<&DataType>) -> Result<
 }
 
 fn cast(a: &ArrayRef, to: &DataType, what: &str) -> Result<ArrayRef> {
-    arrow_cast::cast::cast(a, to).map_err(|e| QueryError::compute(what, e))
+    arrow_cast::cast::cast(a, to).map_err(|e| ApiError::compute(what, e))
 }
 
 /// `func` over `arg` (`None`: `COUNT(*)`) for each group: one value per group.
@@ -121,7 +121,7 @@ pub fn aggregate(
                         .iter()
                         .map(|g| sum_checked(g, v, |a, b| a.checked_add(b)))
                         .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| QueryError::compute(&what, "the sum overflows BIGINT"))?;
+                        .ok_or_else(|| ApiError::compute(&what, "the sum overflows BIGINT"))?;
                     Arc::new(Int64Array::from(sums))
                 }
                 DataType::Float64 => {
@@ -138,14 +138,14 @@ pub fn aggregate(
                         .iter()
                         .map(|g| sum_checked(g, v, |a, b| a.checked_add(b)))
                         .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| QueryError::compute(&what, "the sum overflows"))?;
+                        .ok_or_else(|| ApiError::compute(&what, "the sum overflows"))?;
                     Arc::new(
                         Decimal128Array::from(sums)
                             .with_precision_and_scale(*p, *s)
-                            .map_err(|e| QueryError::compute(&what, e))?,
+                            .map_err(|e| ApiError::compute(&what, e))?,
                     )
                 }
-                other => return Err(QueryError::compute(&what, format!("no sum of {other}"))),
+                other => return Err(ApiError::compute(&what, format!("no sum of {other}"))),
             }
         }
         AggFunc::Avg => {
@@ -178,7 +178,7 @@ pub fn aggregate(
                 options,
             )])
             .and_then(|c| c.convert_columns(std::slice::from_ref(arg)))
-            .map_err(|e| QueryError::compute(&what, e))?;
+            .map_err(|e| ApiError::compute(&what, e))?;
             // one pick per group (an empty group picks a null row past the end)
             let picks: Vec<Option<u32>> = groups
                 .iter()
@@ -189,7 +189,7 @@ pub fn aggregate(
                 })
                 .collect();
             take(arg.as_ref(), &UInt32Array::from(picks), None)
-                .map_err(|e| QueryError::compute(&what, e))?
+                .map_err(|e| ApiError::compute(&what, e))?
         }
     })
 }
@@ -267,7 +267,7 @@ mod tests {
         let s: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
         assert!(matches!(
             aggregate(AggFunc::Sum, "s", Some(&s), &[vec![0]]),
-            Err(QueryError::Column { .. })
+            Err(ApiError::Column { .. })
         ));
         let m = aggregate(AggFunc::Max, "s", Some(&s), &[vec![0], vec![]]).unwrap();
         assert_eq!(m.as_string::<i32>().value(0), "x");

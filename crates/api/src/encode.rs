@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 use crate::request::Format;
 
 fn utc_type(t: &DataType) -> Option<DataType> {
@@ -40,7 +40,7 @@ fn utc_as_offset(batch: &RecordBatch) -> Result<RecordBatch> {
                     .into_builder()
                     .data_type(t.clone())
                     .build()
-                    .map_err(|e| QueryError::compute(f.name().clone(), e))?;
+                    .map_err(|e| ApiError::compute(f.name().clone(), e))?;
                 arrays.push(arrow_array::make_array(data));
                 fields.push(Field::new(f.name(), t, f.is_nullable()));
             }
@@ -51,19 +51,19 @@ fn utc_as_offset(batch: &RecordBatch) -> Result<RecordBatch> {
         }
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
-        .map_err(|e| QueryError::compute("timestamps", e))
+        .map_err(|e| ApiError::compute("timestamps", e))
 }
 
 /// Encode `batches` (of `schema`) as `format`.
 pub fn encode(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
-    let err = |e: &dyn std::fmt::Display| QueryError::Encode {
+    let err = |e: &dyn std::fmt::Display| ApiError::Encode {
         format: format.name(),
         message: e.to_string(),
     };
     if format == Format::Csv
         && let Some(f) = schema.fields().iter().find(|f| f.data_type().is_nested())
     {
-        return Err(QueryError::InvalidParameter {
+        return Err(ApiError::InvalidParameter {
             parameter: "format".into(),
             message: format!(
                 "CSV cannot hold the nested column `{}` ({}); choose json, jsonl or arrow, or select other columns",

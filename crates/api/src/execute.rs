@@ -1,7 +1,7 @@
 //! Running a [`Query`]: the filter, the needed columns and (where the result allows) the
 //! limit go into the core's scan, so files, row groups and pages are skipped and a
 //! preview stops early; grouping, aggregates and ordering run on the rows that come back.
-//! The result may hold at most `max_rows` rows ([`QueryError::RowsBudget`] otherwise),
+//! The result may hold at most `max_rows` rows ([`ApiError::RowsBudget`] otherwise),
 //! and at most `max_rows_buffered` rows are held in memory at once on the way (the scan
 //! stops at the batch that would pass it: the `rows_buffered` budget error).
 
@@ -19,7 +19,7 @@ use deltalens_core::scan::ScanOptions;
 use deltalens_storage::BudgetKind;
 
 use crate::aggregate::{aggregate, groups, result_type};
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 use crate::sql::{Bound, Item, OrderTarget, Query, Source};
 
 /// A query's result.
@@ -45,7 +45,7 @@ fn change_column_names() -> Vec<String> {
 fn input_columns(q: &Query, change_cols: &[String]) -> Result<Option<Vec<String>>> {
     if q.items.contains(&Item::Star) {
         if q.aggregates() {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 "* with aggregates or GROUP BY",
                 "list the grouped columns",
             ));
@@ -100,7 +100,7 @@ fn input_columns(q: &Query, change_cols: &[String]) -> Result<Option<Vec<String>
 /// How much one query may return and hold; `None` is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Limits {
-    /// Rows the result may hold ([`QueryError::RowsBudget`] otherwise).
+    /// Rows the result may hold ([`ApiError::RowsBudget`] otherwise).
     pub max_rows: Option<usize>,
     /// Rows read from the table and held in memory at once before they are grouped,
     /// aggregated, sorted, filtered late (change columns) or cut by a LIMIT after ORDER
@@ -202,7 +202,7 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
     if let Some(m) = cap
         && seen > m
     {
-        return Err(QueryError::RowsBudget { limit: m });
+        return Err(ApiError::RowsBudget { limit: m });
     }
     if let (true, Some(m)) = (overflowed, limits.max_rows_buffered) {
         let e = BudgetKind::RowsBuffered.exceeded(
@@ -210,14 +210,14 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
             seen as u64,
             "the rows held to group, aggregate, sort or filter the result",
         );
-        return Err(QueryError::Core(e.into()));
+        return Err(ApiError::Core(e.into()));
     }
     let mut batch = arrow_select::concat::concat_batches(&schema, &batches)
-        .map_err(|e| QueryError::compute("the result", e))?;
+        .map_err(|e| ApiError::compute("the result", e))?;
     if let Some(f) = post_filter {
         let mask = f.evaluate(&batch)?;
         batch = arrow_select::filter::filter_record_batch(&batch, &mask)
-            .map_err(|e| QueryError::compute("the filter", e))?;
+            .map_err(|e| ApiError::compute("the filter", e))?;
     }
     let out = if query.aggregates() {
         let out = aggregated(query, &batch)?;
@@ -248,7 +248,7 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
     if let Some(m) = max_rows
         && out.num_rows() > m
     {
-        return Err(QueryError::RowsBudget { limit: m });
+        return Err(ApiError::RowsBudget { limit: m });
     }
     Ok(Output {
         schema: out.schema(),
@@ -278,21 +278,19 @@ fn projection(q: &Query, batch: &RecordBatch) -> Result<Vec<(String, String)>> {
 }
 
 fn column<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b ArrayRef> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| QueryError::Column {
-            column: name.to_string(),
-            message: format!(
-                "no such column; the columns are {}",
-                batch
-                    .schema()
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })
+    batch.column_by_name(name).ok_or_else(|| ApiError::Column {
+        column: name.to_string(),
+        message: format!(
+            "no such column; the columns are {}",
+            batch
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
 }
 
 fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<RecordBatch> {
@@ -300,12 +298,10 @@ fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<Recor
     let mut arrays = Vec::new();
     for (out, src) in projection {
         let schema = batch.schema();
-        let f = schema
-            .field_with_name(src)
-            .map_err(|e| QueryError::Column {
-                column: src.clone(),
-                message: e.to_string(),
-            })?;
+        let f = schema.field_with_name(src).map_err(|e| ApiError::Column {
+            column: src.clone(),
+            message: e.to_string(),
+        })?;
         fields.push(f.clone().with_name(out));
         arrays.push(column(batch, src)?.clone());
     }
@@ -314,7 +310,7 @@ fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<Recor
         arrays,
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )
-    .map_err(|e| QueryError::compute("the selected columns", e))
+    .map_err(|e| ApiError::compute("the selected columns", e))
 }
 
 fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
@@ -337,7 +333,7 @@ fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
         match i {
             Item::Column { name: col, .. } => {
                 if !q.group_by.contains(col) {
-                    return Err(QueryError::Column {
+                    return Err(ApiError::Column {
                         column: col.clone(),
                         message: "must be in GROUP BY or inside an aggregate".into(),
                     });
@@ -350,7 +346,7 @@ fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
                     .unwrap_or(true);
                 arrays.push(
                     arrow_select::take::take(a.as_ref(), &firsts, None)
-                        .map_err(|e| QueryError::compute(col.clone(), e))?,
+                        .map_err(|e| ApiError::compute(col.clone(), e))?,
                 );
                 fields.push(Field::new(name, a.data_type().clone(), nullable));
             }
@@ -369,7 +365,7 @@ fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
         arrays,
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(groups.len())),
     )
-    .map_err(|e| QueryError::compute("the aggregates", e))
+    .map_err(|e| ApiError::compute("the aggregates", e))
 }
 
 enum Key {
@@ -397,7 +393,7 @@ fn order_keys(
                     if q.items.contains(&Item::Star) {
                         Key::Position(*p)
                     } else if *p > n {
-                        return Err(QueryError::param(
+                        return Err(ApiError::param(
                             "ORDER BY",
                             format!("position {p} is past the {n} selected columns"),
                         ));
@@ -438,7 +434,7 @@ fn sort_and_limit(
                 .columns()
                 .get(p - 1)
                 .cloned()
-                .ok_or_else(|| QueryError::param("ORDER BY", format!("no column {p}")))?,
+                .ok_or_else(|| ApiError::param("ORDER BY", format!("no column {p}")))?,
         };
         fields.push(SortField::new_with_options(
             values.data_type().clone(),
@@ -450,12 +446,12 @@ fn sort_and_limit(
     // stable sort of the row numbers
     let rows = RowConverter::new(fields)
         .and_then(|c| c.convert_columns(&columns))
-        .map_err(|e| QueryError::compute("ORDER BY", e))?;
+        .map_err(|e| ApiError::compute("ORDER BY", e))?;
     let mut order: Vec<u32> = (0..batch.num_rows() as u32).collect();
     order.sort_by(|a, b| rows.row(*a as usize).cmp(&rows.row(*b as usize)));
     order.truncate(limit.unwrap_or(usize::MAX));
     let idx = arrow_array::UInt32Array::from(order);
-    take_record_batch(&batch, &idx).map_err(|e| QueryError::compute("ORDER BY", e))
+    take_record_batch(&batch, &idx).map_err(|e| ApiError::compute("ORDER BY", e))
 }
 
 #[cfg(test)]
@@ -548,7 +544,7 @@ mod tests {
             max_rows_buffered: Some(10),
             max_decoded_bytes: None,
         };
-        let e = block_on(crate::answer(api, &demo(), limits)).unwrap_err();
+        let e = block_on(crate::respond(api, &demo(), limits)).unwrap_err();
         assert_eq!(e.code(), "rows_buffered_budget_exceeded");
     }
 }

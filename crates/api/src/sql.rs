@@ -9,7 +9,7 @@
 //! [NULLS FIRST|LAST], …] [LIMIT n]
 //! ```
 //!
-//! Anything else is a [`QueryError::Unsupported`] naming the construct.
+//! Anything else is a [`ApiError::Unsupported`] naming the construct.
 
 use deltalens_core::VersionSpec;
 use deltalens_core::predicate::Predicate;
@@ -23,7 +23,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer, Word};
 
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 
 /// Where rows come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +166,7 @@ const SELECT_HINT: &str = "select columns, *, COUNT(*) or COUNT/SUM/MIN/MAX/AVG 
 /// Parse one query of the subset.
 pub fn parse_sql(sql: &str) -> Result<Query> {
     let dialect = DatabricksDialect {};
-    let syntax = |e: &dyn std::fmt::Display| QueryError::Syntax {
+    let syntax = |e: &dyn std::fmt::Display| ApiError::Syntax {
         message: e.to_string(),
     };
     let mut tokens = Tokenizer::new(&dialect, sql)
@@ -200,28 +200,28 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
         .parse_statements()
         .map_err(|e| syntax(&e))?;
     let [statement] = statements.as_slice() else {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("{} statements", statements.len()),
             "send exactly one SELECT",
         ));
     };
     let Statement::Query(q) = statement else {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             first_words(&statement.to_string()),
             "deltalens is read-only: only SELECT queries are answered",
         ));
     };
     if q.with.is_some() {
-        return Err(QueryError::unsupported("WITH", "inline the query"));
+        return Err(ApiError::unsupported("WITH", "inline the query"));
     }
     if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             "FETCH / FOR / locking clauses",
             "use LIMIT",
         ));
     }
     if q.settings.is_some() || q.format_clause.is_some() || !q.pipe_operators.is_empty() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             "SETTINGS / FORMAT / pipe operators",
             "use the format parameter",
         ));
@@ -229,35 +229,35 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
     let select = match q.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::SetOperation { op, .. } => {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 op.to_string(),
                 "send one SELECT at a time",
             ));
         }
         other => {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 first_words(&other.to_string()),
                 "only SELECT … FROM a table is answered",
             ));
         }
     };
     if select.distinct.is_some() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             "DISTINCT",
             "use GROUP BY on the columns",
         ));
     }
     if select.top.is_some() {
-        return Err(QueryError::unsupported("TOP", "use LIMIT"));
+        return Err(ApiError::unsupported("TOP", "use LIMIT"));
     }
     if select.into.is_some() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             "SELECT INTO",
             "deltalens is read-only",
         ));
     }
     if select.having.is_some() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             "HAVING",
             "filter rows with WHERE; groups cannot be filtered",
         ));
@@ -273,26 +273,26 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
         || select.exclude.is_some()
         || select.value_table_mode.is_some()
     {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             "this SELECT clause (LATERAL VIEW, CLUSTER/DISTRIBUTE/SORT BY, WINDOW, QUALIFY, …)",
             "use WHERE, GROUP BY, ORDER BY and LIMIT",
         ));
     }
     let source = match select.from.as_slice() {
         [] => {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 "SELECT without FROM",
                 "read from a table: FROM '<table url>'",
             ));
         }
         [t] => {
             if !t.joins.is_empty() {
-                return Err(QueryError::unsupported("JOIN", "query one table at a time"));
+                return Err(ApiError::unsupported("JOIN", "query one table at a time"));
             }
             source(&t.relation, &urls)?
         }
         _ => {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 "several tables in FROM",
                 "query one table at a time",
             ));
@@ -310,7 +310,7 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
     let group_by = match &select.group_by {
         GroupByExpr::Expressions(exprs, modifiers) => {
             if !modifiers.is_empty() {
-                return Err(QueryError::unsupported(
+                return Err(ApiError::unsupported(
                     "GROUP BY modifiers (ROLLUP, CUBE, …)",
                     "group by plain columns",
                 ));
@@ -319,7 +319,7 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
                 .iter()
                 .map(|e| match column_name(e) {
                     Some(c) => Ok(c),
-                    None => Err(QueryError::unsupported(
+                    None => Err(ApiError::unsupported(
                         format!("GROUP BY `{e}`"),
                         "group by column names",
                     )),
@@ -327,27 +327,27 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
                 .collect::<Result<Vec<_>>>()?
         }
         GroupByExpr::All(_) => {
-            return Err(QueryError::unsupported("GROUP BY ALL", "name the columns"));
+            return Err(ApiError::unsupported("GROUP BY ALL", "name the columns"));
         }
     };
     let order_by = match &q.order_by {
         None => Vec::new(),
         Some(o) => match &o.kind {
             OrderByKind::All(_) => {
-                return Err(QueryError::unsupported("ORDER BY ALL", "name the columns"));
+                return Err(ApiError::unsupported("ORDER BY ALL", "name the columns"));
             }
             OrderByKind::Expressions(keys) => keys
                 .iter()
                 .map(|k| {
                     if k.with_fill.is_some() {
-                        return Err(QueryError::unsupported("WITH FILL", "drop it"));
+                        return Err(ApiError::unsupported("WITH FILL", "drop it"));
                     }
                     let target = order_target(&k.expr)?;
                     let descending = match &k.options.sort {
                         None | Some(OrderBySort::Asc) => false,
                         Some(OrderBySort::Desc) => true,
                         Some(other) => {
-                            return Err(QueryError::unsupported(
+                            return Err(ApiError::unsupported(
                                 format!("ORDER BY … {other:?}"),
                                 "use ASC or DESC",
                             ));
@@ -370,18 +370,18 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
             limit_by,
         }) => {
             if offset.is_some() {
-                return Err(QueryError::unsupported(
+                return Err(ApiError::unsupported(
                     "OFFSET",
                     "page with a filter on an ordered column instead",
                 ));
             }
             if !limit_by.is_empty() {
-                return Err(QueryError::unsupported("LIMIT BY", "use LIMIT n"));
+                return Err(ApiError::unsupported("LIMIT BY", "use LIMIT n"));
             }
             match limit {
                 None => None,
                 Some(e) => Some(usize_of(e).ok_or_else(|| {
-                    QueryError::unsupported(
+                    ApiError::unsupported(
                         format!("LIMIT {e}"),
                         "LIMIT takes a non-negative integer",
                     )
@@ -389,7 +389,7 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
             }
         }
         Some(LimitClause::OffsetCommaLimit { .. }) => {
-            return Err(QueryError::unsupported("LIMIT offset, n", "use LIMIT n"));
+            return Err(ApiError::unsupported("LIMIT offset, n", "use LIMIT n"));
         }
     };
     Ok(Query {
@@ -467,7 +467,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
         ..
     } = t
     else {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("FROM {}", first_words(&t.to_string())),
             "read from a table: FROM '<table url>' or table_changes('<table url>', from, to)",
         ));
@@ -478,7 +478,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
         || json_path.is_some()
         || *with_ordinality
     {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("the table clause of `{t}`"),
             "use FROM '<table url>' [VERSION AS OF n | TIMESTAMP AS OF '<ts>']",
         ));
@@ -486,13 +486,13 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
     if let Some(args) = args {
         let fname = name.to_string();
         if !fname.eq_ignore_ascii_case("table_changes") {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 format!("the table function {fname}"),
                 "use table_changes('<table url>', from[, to])",
             ));
         }
         if version.is_some() {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 "time travel on table_changes",
                 "give the versions as its arguments",
             ));
@@ -502,7 +502,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
             .iter()
             .map(|a| match a {
                 FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
-                other => Err(QueryError::unsupported(
+                other => Err(ApiError::unsupported(
                     format!("the argument `{other}` of table_changes"),
                     "pass the table URL and versions as literals",
                 )),
@@ -511,7 +511,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
         let bound = |e: &Expr| -> Result<Bound> {
             if let Some(n) = number_of(e) {
                 return n.parse().map(Bound::Version).map_err(|_| {
-                    QueryError::param("table_changes", format!("{n} is not a version"))
+                    ApiError::param("table_changes", format!("{n} is not a version"))
                 });
             }
             if let Some(s) = string_of(e) {
@@ -520,7 +520,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
                 }
                 return Ok(Bound::Timestamp(parse_timestamp(s)?));
             }
-            Err(QueryError::param(
+            Err(ApiError::param(
                 "table_changes",
                 format!("`{e}` is neither a version nor a timestamp"),
             ))
@@ -528,7 +528,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
         return match exprs.as_slice() {
             [url, from] | [url, from, _] => {
                 let Some(url) = string_of(url) else {
-                    return Err(QueryError::param(
+                    return Err(ApiError::param(
                         "table_changes",
                         "the first argument is the table URL, as a string",
                     ));
@@ -539,14 +539,14 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
                     to: exprs.get(2).map(|e| bound(e)).transpose()?,
                 })
             }
-            _ => Err(QueryError::param(
+            _ => Err(ApiError::param(
                 "table_changes",
                 "takes the table URL, the first version and optionally the last",
             )),
         };
     }
     let Some(url) = table_url(name, urls) else {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("the table name `{name}`"),
             "name tables by URL: FROM 's3://bucket/path' (or delta.`<url>`)",
         ));
@@ -555,12 +555,12 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
         None => VersionSpec::Latest,
         Some(TableVersion::VersionAsOf(e)) => {
             VersionSpec::Version(number_of(e).and_then(|n| n.parse().ok()).ok_or_else(|| {
-                QueryError::param("VERSION AS OF", format!("`{e}` is not a version number"))
+                ApiError::param("VERSION AS OF", format!("`{e}` is not a version number"))
             })?)
         }
         Some(TableVersion::TimestampAsOf(e)) => {
             let s = string_of(e).ok_or_else(|| {
-                QueryError::param(
+                ApiError::param(
                     "TIMESTAMP AS OF",
                     format!("`{e}` is not a quoted timestamp"),
                 )
@@ -568,7 +568,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
             VersionSpec::Timestamp(parse_timestamp(s)?)
         }
         Some(other) => {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 other.to_string(),
                 "use VERSION AS OF n or TIMESTAMP AS OF '<ts>'",
             ));
@@ -583,22 +583,22 @@ fn aggregate(e: &Expr) -> Result<Option<(AggFunc, Option<String>)>> {
     };
     let name = f.name.to_string();
     let Some(func) = AggFunc::from_name(&name) else {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("the function {name}"),
             SELECT_HINT,
         ));
     };
     if f.filter.is_some() || f.over.is_some() || !f.within_group.is_empty() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("`{e}`"),
             "aggregates take no FILTER, OVER or WITHIN GROUP",
         ));
     }
     let FunctionArguments::List(list) = &f.args else {
-        return Err(QueryError::unsupported(format!("`{e}`"), SELECT_HINT));
+        return Err(ApiError::unsupported(format!("`{e}`"), SELECT_HINT));
     };
     if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
-        return Err(QueryError::unsupported(
+        return Err(ApiError::unsupported(
             format!("`{e}` (DISTINCT or clauses inside an aggregate)"),
             "aggregate a plain column",
         ));
@@ -613,14 +613,14 @@ fn aggregate(e: &Expr) -> Result<Option<(AggFunc, Option<String>)>> {
         [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] => match column_name(a) {
             Some(c) => Some(c),
             None => {
-                return Err(QueryError::unsupported(
+                return Err(ApiError::unsupported(
                     format!("`{e}`"),
                     "aggregates take one column",
                 ));
             }
         },
         _ => {
-            return Err(QueryError::unsupported(
+            return Err(ApiError::unsupported(
                 format!("`{e}`"),
                 "aggregates take one column (COUNT also takes *)",
             ));
@@ -639,7 +639,7 @@ fn item(i: &SelectItem) -> Result<Item> {
                 || opts.opt_rename.is_some()
                 || opts.opt_alias.is_some()
             {
-                return Err(QueryError::unsupported(
+                return Err(ApiError::unsupported(
                     format!("`{i}`"),
                     "use * or list the columns",
                 ));
@@ -647,12 +647,12 @@ fn item(i: &SelectItem) -> Result<Item> {
             return Ok(Item::Star);
         }
         SelectItem::QualifiedWildcard(..) => {
-            return Err(QueryError::unsupported(format!("`{i}`"), "use *"));
+            return Err(ApiError::unsupported(format!("`{i}`"), "use *"));
         }
         SelectItem::UnnamedExpr(e) => (e, None),
         SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.value.clone())),
         other => {
-            return Err(QueryError::unsupported(format!("`{other}`"), SELECT_HINT));
+            return Err(ApiError::unsupported(format!("`{other}`"), SELECT_HINT));
         }
     };
     if let Some(name) = column_name(e) {
@@ -660,7 +660,7 @@ fn item(i: &SelectItem) -> Result<Item> {
     }
     match aggregate(e)? {
         Some((func, arg)) => Ok(Item::Agg { func, arg, alias }),
-        None => Err(QueryError::unsupported(
+        None => Err(ApiError::unsupported(
             format!("the expression `{e}` in SELECT"),
             SELECT_HINT,
         )),
@@ -674,7 +674,7 @@ fn order_target(e: &Expr) -> Result<OrderTarget> {
     if let Some(n) = number_of(e) {
         return match n.parse::<usize>() {
             Ok(p) if p >= 1 => Ok(OrderTarget::Position(p)),
-            _ => Err(QueryError::param(
+            _ => Err(ApiError::param(
                 "ORDER BY",
                 format!("{n} is not a column position (1, 2, …)"),
             )),
@@ -682,7 +682,7 @@ fn order_target(e: &Expr) -> Result<OrderTarget> {
     }
     match aggregate(e)? {
         Some((func, arg)) => Ok(OrderTarget::Name(agg_name(func, arg.as_deref()))),
-        None => Err(QueryError::unsupported(
+        None => Err(ApiError::unsupported(
             format!("ORDER BY `{e}`"),
             "order by output columns, aliases, aggregates or positions",
         )),
@@ -695,7 +695,7 @@ mod tests {
 
     fn unsupported(sql: &str) -> String {
         match parse_sql(sql) {
-            Err(QueryError::Unsupported { construct, .. }) => construct,
+            Err(ApiError::Unsupported { construct, .. }) => construct,
             other => panic!("{sql}: expected unsupported, got {other:?}"),
         }
     }
@@ -816,11 +816,11 @@ mod tests {
         assert_eq!(unsupported("WITH t AS (SELECT 1) SELECT * FROM t"), "WITH");
         assert!(matches!(
             parse_sql("SELEC a FROM 'x'"),
-            Err(QueryError::Syntax { .. })
+            Err(ApiError::Syntax { .. })
         ));
         assert!(matches!(
             parse_sql("SELECT a FROM 'x' WHERE"),
-            Err(QueryError::Syntax { .. })
+            Err(ApiError::Syntax { .. })
         ));
     }
 }

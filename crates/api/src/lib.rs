@@ -1,4 +1,5 @@
-//! Queries over Delta tables, shared by the edge worker and the CLI.
+//! The HTTP/SQL API over Delta tables, shared by the edge worker and the CLI (`deltalens
+//! query`).
 //!
 //! - [`sql`]: the SQL subset (`SELECT cols | * | COUNT(*) | SUM/MIN/MAX/AVG(col) FROM
 //!   '<table url>' [VERSION AS OF n | TIMESTAMP AS OF '<ts>'] [WHERE …] [GROUP BY …]
@@ -8,21 +9,21 @@
 //! - [`execute`]: running a [`Query`] on a [`deltalens_core::Table`] (filter, columns and
 //!   limit pushed into the scan, then grouping, aggregates, ordering) within a rows budget;
 //! - [`aggregate`]: grouping and the aggregate functions;
-//! - [`answer()`]: an API request answered on a table (JSON documents or encoded rows);
+//! - [`respond()`]: an API request answered on a table (JSON documents or encoded rows);
 //! - [`access`]: the allowlist of table URL prefixes (checked before any request);
 //! - [`encode`]: JSON, JSON lines, CSV and Arrow IPC output.
 
 pub mod access;
 pub mod aggregate;
-mod answer;
 pub mod encode;
 mod error;
 pub mod execute;
 pub mod request;
+mod response;
 pub mod sql;
 
-pub use answer::{Answer, answer};
-pub use error::{QueryError, Result};
+pub use error::{ApiError, Result};
 pub use execute::{Output, execute};
 pub use request::{ApiRequest, Format};
+pub use response::{ApiResponse, respond};
 pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};

@@ -14,7 +14,7 @@ use deltalens_core::VersionSpec;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::time_travel::parse_timestamp;
 
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 use crate::sql::{Bound, Item, Query, Source, parse_sql};
 
 /// Output formats of rows.
@@ -39,7 +39,7 @@ impl Format {
             "csv" => Format::Csv,
             "arrow" => Format::Arrow,
             other => {
-                return Err(QueryError::param(
+                return Err(ApiError::param(
                     "format",
                     format!("{other:?} is not one of json, jsonl, csv, arrow"),
                 ));
@@ -109,7 +109,7 @@ impl<'a> Params<'a> {
             .iter()
             .find(|(k, _)| !allowed.contains(&k.as_str()))
         {
-            Some((k, _)) => Err(QueryError::param(
+            Some((k, _)) => Err(ApiError::param(
                 k,
                 format!("unknown parameter; this route takes {}", allowed.join(", ")),
             )),
@@ -120,7 +120,7 @@ impl<'a> Params<'a> {
     fn table(&self) -> Result<String> {
         match self.get("table") {
             Some(t) if !t.is_empty() => Ok(t.to_string()),
-            _ => Err(QueryError::param(
+            _ => Err(ApiError::param(
                 "table",
                 "missing: pass the table URL as ?table=",
             )),
@@ -131,20 +131,21 @@ impl<'a> Params<'a> {
         self.get(name)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| QueryError::param(name, format!("{v:?} is not a count")))
+                    .map_err(|_| ApiError::param(name, format!("{v:?} is not a count")))
             })
             .transpose()
     }
 
     fn at(&self) -> Result<VersionSpec> {
         match (self.get("version"), self.get("timestamp")) {
-            (Some(_), Some(_)) => Err(QueryError::param(
+            (Some(_), Some(_)) => Err(ApiError::param(
                 "version",
                 "give either version or timestamp, not both",
             )),
-            (Some(v), None) => v.parse().map(VersionSpec::Version).map_err(|_| {
-                QueryError::param("version", format!("{v:?} is not a version number"))
-            }),
+            (Some(v), None) => v
+                .parse()
+                .map(VersionSpec::Version)
+                .map_err(|_| ApiError::param("version", format!("{v:?} is not a version number"))),
             (None, Some(t)) => Ok(VersionSpec::Timestamp(parse_timestamp(t)?)),
             (None, None) => Ok(VersionSpec::Latest),
         }
@@ -156,7 +157,7 @@ impl<'a> Params<'a> {
                 Ok(n) => Ok(Bound::Version(n)),
                 Err(_) => parse_timestamp(v)
                     .map(Bound::Timestamp)
-                    .map_err(|e| QueryError::param(name, e.to_string())),
+                    .map_err(|e| ApiError::param(name, e.to_string())),
             })
             .transpose()
     }
@@ -172,7 +173,7 @@ impl<'a> Params<'a> {
             .map(str::to_string)
             .collect();
         if cols.is_empty() {
-            return Err(QueryError::param(
+            return Err(ApiError::param(
                 "columns",
                 "empty: name at least one column",
             ));
@@ -183,7 +184,7 @@ impl<'a> Params<'a> {
     fn filter(&self) -> Result<Option<Predicate>> {
         self.get("filter")
             .filter(|f| !f.trim().is_empty())
-            .map(|f| Predicate::parse(f).map_err(|e| QueryError::param("filter", e.to_string())))
+            .map(|f| Predicate::parse(f).map_err(|e| ApiError::param("filter", e.to_string())))
             .transpose()
     }
 
@@ -246,7 +247,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 "table", "from", "to", "columns", "filter", "limit", "format",
             ])?;
             let from = p.bound("from")?.ok_or_else(|| {
-                QueryError::param(
+                ApiError::param(
                     "from",
                     "missing: the first version (or timestamp) of the range",
                 )
@@ -285,7 +286,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
             }
         }
         other => {
-            return Err(QueryError::param(
+            return Err(ApiError::param(
                 "path",
                 format!(
                     "{other} is not a route: GET /v1/info, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
@@ -303,19 +304,19 @@ pub fn parse_query(body: &str, params: &[(String, String)]) -> Result<ApiRequest
     let trimmed = body.trim_start();
     let sql = if trimmed.starts_with('{') {
         let v: serde_json::Value = serde_json::from_str(trimmed)
-            .map_err(|e| QueryError::param("body", format!("not valid JSON: {e}")))?;
+            .map_err(|e| ApiError::param("body", format!("not valid JSON: {e}")))?;
         if let Some(f) = v.get("format").and_then(|f| f.as_str()) {
             format = Format::parse(f)?;
         }
         v.get("sql")
             .and_then(|s| s.as_str())
-            .ok_or_else(|| QueryError::param("sql", "missing: the body's JSON needs \"sql\""))?
+            .ok_or_else(|| ApiError::param("sql", "missing: the body's JSON needs \"sql\""))?
             .to_string()
     } else {
         body.to_string()
     };
     if sql.trim().is_empty() {
-        return Err(QueryError::param("sql", "empty: send a SELECT as the body"));
+        return Err(ApiError::param("sql", "empty: send a SELECT as the body"));
     }
     Ok(ApiRequest::Rows {
         query: Box::new(parse_sql(&sql)?),
@@ -391,7 +392,7 @@ mod tests {
     #[test]
     fn bad_requests_name_the_parameter() {
         let name = |r: Result<ApiRequest>| match r {
-            Err(QueryError::InvalidParameter { parameter, .. }) => parameter,
+            Err(ApiError::InvalidParameter { parameter, .. }) => parameter,
             other => panic!("{other:?}"),
         };
         assert_eq!(name(parse_get("/v1/info", &params(&[]))), "table");

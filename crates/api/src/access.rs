@@ -9,7 +9,7 @@
 
 use deltalens_storage::TableUrl;
 
-use crate::error::{QueryError, Result};
+use crate::error::{ApiError, Result};
 
 /// The allowed table URL prefixes.
 #[derive(Debug, Clone, Default)]
@@ -48,9 +48,9 @@ impl Allowlist {
         &self.invalid
     }
 
-    /// Allow `url` or refuse it with [`QueryError::Forbidden`].
+    /// Allow `url` or refuse it with [`ApiError::Forbidden`].
     pub fn check(&self, url: &str) -> Result<()> {
-        let forbidden = || QueryError::Forbidden {
+        let forbidden = || ApiError::Forbidden {
             table: url.to_string(),
             allowed: self.prefixes.len(),
         };
@@ -112,7 +112,7 @@ mod tests {
             "",
         ] {
             assert!(
-                matches!(a.check(bad), Err(QueryError::Forbidden { .. })),
+                matches!(a.check(bad), Err(ApiError::Forbidden { .. })),
                 "{bad}"
             );
         }
