@@ -2,7 +2,6 @@
 //! query string (`name=value&...`, percent-decoded) after it.
 #![no_main]
 
-use deltalens_api::Format;
 use deltalens_api::request::parse_get;
 
 deltalens_fuzz::target!(|data| {
@@ -20,7 +19,7 @@ deltalens_fuzz::target!(|data| {
             (form(k), form(v))
         })
         .collect();
-    let _ = Format::parse(query);
+    let _ = deltalens_api::parse_format(query);
     if let Ok(r) = parse_get(path, &params) {
         // the table the allowlist is checked against is the one named
         let table = r.table();

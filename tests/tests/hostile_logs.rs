@@ -54,12 +54,19 @@ fn sums_are_checked() {
     let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
     assert!(matches!(s.num_rows(), Err(Error::Overflow { .. })));
     assert!(matches!(s.size_bytes(), Err(Error::Overflow { .. })));
-    let doc = deltalens_present::overview("mem://t", &s);
+    let doc = deltalens_present::Overview::of("mem://t", &s);
     assert!(
-        doc["num_rows"].is_null() && doc["size_bytes"].is_null(),
-        "{doc}"
+        doc.num_rows.is_none() && doc.size_bytes.is_none(),
+        "{doc:?}"
     );
-    assert!(doc["warnings"].to_string().contains("overflow"), "{doc}");
+    assert!(
+        doc.warnings.iter().any(|w| w.contains("overflow")),
+        "{doc:?}"
+    );
+    // `$partitions` sums the same values: an error naming the overflow, not a panic or a
+    // wrapped total
+    let e = deltalens_present::partitions(&s).unwrap_err();
+    assert!(e.to_string().contains("overflow"), "{e}");
 }
 
 #[test]

@@ -4,16 +4,22 @@
 use deltalens_core::Error;
 use deltalens_storage::StorageError;
 
+/// [`explain`] for a document that could not be made: the core's error underneath, or
+/// what the presentation layer says.
+pub fn explain_present(e: &deltalens_present::PresentError) -> String {
+    match e {
+        deltalens_present::PresentError::Core(c) => explain(c),
+        other => other.to_string(),
+    }
+}
+
 /// A message for the user: what happened, then what to try.
 pub fn explain(e: &Error) -> String {
     let what = e.to_string();
     let hint = match e {
-        // the one match on text: a fetch the browser refused (network or CORS) is a
-        // `Backend` error like any other backend failure; fetch-storage says which in the
-        // message only (its CORS hint, the browser's "Failed to fetch")
-        Error::Storage(StorageError::Backend { message, .. })
-            if message.contains("CORS") || message.contains("Failed to fetch") =>
-        {
+        // a fetch the browser refused: a network failure or a store without a CORS rule
+        // for this page (the browser does not say which)
+        Error::Storage(StorageError::Unreachable { .. }) => {
             "The browser could not read the table. If the URL is right, the storage must allow \
              this page's origin (CORS): allow GET and HEAD, the Range header (plus \
              Authorization and x-amz-* for S3 keys), and expose Content-Range, Content-Length \

@@ -1,9 +1,11 @@
 //! Arrow batches as text cells for the page (always rendered as text, never HTML), and
-//! as downloadable CSV, Parquet or Arrow IPC.
+//! as downloadable CSV, Parquet or an Arrow IPC stream — through `deltalens_present`, so
+//! they read as the CLI's and the worker's.
 
 use arrow_array::RecordBatch;
-use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::SchemaRef;
+use deltalens_present::Format;
+use deltalens_present::cell::text_rows;
 
 /// Rows as strings, with the column names.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -12,83 +14,27 @@ pub struct Grid {
     pub rows: Vec<Vec<String>>,
 }
 
-/// Every row of `batches` as text cells, nulls shown as `null`.
-fn text_rows(batches: &[RecordBatch], null: &str) -> Vec<Vec<String>> {
-    let opts = FormatOptions::default().with_null(null);
+/// Format `batches` (all of `schema`) as text cells with the one cell formatter every
+/// front end uses; nulls are `∅`.
+pub fn grid(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Grid, String> {
     let mut rows = Vec::new();
     for b in batches {
-        let fmts: Vec<Option<ArrayFormatter>> = b
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).ok())
-            .collect();
-        for i in 0..b.num_rows() {
-            rows.push(
-                fmts.iter()
-                    .map(|f| {
-                        f.as_ref()
-                            .map_or_else(String::new, |f| f.value(i).to_string())
-                    })
-                    .collect(),
-            );
-        }
+        rows.extend(text_rows(b, "∅").map_err(|e| e.to_string())?);
     }
-    rows
-}
-
-/// Format `batches` (all of `schema`) as text cells; nulls are `∅`.
-pub fn grid(schema: &SchemaRef, batches: &[RecordBatch]) -> Grid {
-    Grid {
+    Ok(Grid {
         columns: schema.fields().iter().map(|f| f.name().clone()).collect(),
-        rows: text_rows(batches, "∅"),
-    }
+        rows,
+    })
 }
 
-fn csv_line<'a>(cells: impl Iterator<Item = &'a str>) -> String {
-    let quoted: Vec<String> = cells
-        .map(|s| {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_string()
-            }
-        })
-        .collect();
-    quoted.join(",") + "\n"
-}
-
-/// CSV with a header line (nulls empty).
-pub fn csv(schema: &SchemaRef, batches: &[RecordBatch]) -> Vec<u8> {
-    let mut out = csv_line(schema.fields().iter().map(|f| f.name().as_str()));
-    for r in text_rows(batches, "") {
-        out.push_str(&csv_line(r.iter().map(String::as_str)));
-    }
-    out.into_bytes()
-}
-
-/// A Parquet file of the rows.
-pub fn parquet(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, String> {
-    let mut buf = Vec::new();
-    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema.clone(), None)
-        .map_err(|e| e.to_string())?;
-    for b in batches {
-        w.write(b).map_err(|e| e.to_string())?;
-    }
-    w.close().map_err(|e| e.to_string())?;
-    Ok(buf)
-}
-
-/// An Arrow IPC file of the rows.
-pub fn arrow(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, String> {
-    let mut buf = Vec::new();
-    let mut w =
-        arrow_ipc::writer::FileWriter::try_new(&mut buf, schema).map_err(|e| e.to_string())?;
-    for b in batches {
-        w.write(b).map_err(|e| e.to_string())?;
-    }
-    w.finish().map_err(|e| e.to_string())?;
-    drop(w);
-    Ok(buf)
+/// The rows as a file in `format` (the same writer as the CLI's `--format` and the
+/// worker's `format=`).
+pub fn file(
+    format: Format,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<Vec<u8>, String> {
+    deltalens_present::encode(format, schema, batches).map_err(|e| e.to_string())
 }
 
 /// Offer `data` as a file download.

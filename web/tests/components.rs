@@ -8,6 +8,7 @@ use std::sync::Arc;
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use deltalens_core::Error;
+use deltalens_present::Format;
 use deltalens_storage::StorageError;
 use deltalens_web::{errors, rows, tabs};
 use wasm_bindgen::JsCast;
@@ -44,7 +45,7 @@ fn container() -> web_sys::HtmlElement {
 #[wasm_bindgen_test]
 fn grid_renders_html_as_text() {
     let (schema, batch) = hostile();
-    let g = rows::grid(&schema, &[batch]);
+    let g = rows::grid(&schema, &[batch]).unwrap();
     assert_eq!(g.rows.len(), 2);
     assert_eq!(g.rows[1][0], "∅");
     let el = container();
@@ -62,12 +63,13 @@ fn grid_renders_html_as_text() {
 #[wasm_bindgen_test]
 fn downloads_are_well_formed() {
     let (schema, batch) = hostile();
-    let csv = String::from_utf8(rows::csv(&schema, std::slice::from_ref(&batch))).unwrap();
+    let one = std::slice::from_ref(&batch);
+    let csv = String::from_utf8(rows::file(Format::Csv, &schema, one).unwrap()).unwrap();
     assert_eq!(
         csv,
         "<img src=x onerror=alert(1)>,name\n1,<script>alert('xss')</script>\n,\"a,\"\"b\"\"\nc\"\n"
     );
-    let pq = rows::parquet(&schema, std::slice::from_ref(&batch)).unwrap();
+    let pq = rows::file(Format::Parquet, &schema, one).unwrap();
     assert_eq!(&pq[..4], b"PAR1");
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
         bytes::Bytes::from(pq),
@@ -77,13 +79,40 @@ fn downloads_are_well_formed() {
     .unwrap();
     let back: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(back, 2);
-    let ipc = rows::arrow(&schema, &[batch]).unwrap();
-    assert_eq!(&ipc[..6], b"ARROW1");
+    // an Arrow IPC stream, as the CLI and the worker write
+    let ipc = rows::file(Format::Arrow, &schema, one).unwrap();
+    let back: Vec<RecordBatch> =
+        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None)
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
+    assert_eq!(back, vec![batch]);
+}
+
+#[wasm_bindgen_test]
+fn utc_timestamps_show_in_the_grid() {
+    // the Data tab showed `event_time` (timestamp, UTC) blank in every row: the wasm build
+    // has no time-zone database for the name "UTC"
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "event_time",
+        DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+        true,
+    )]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(
+            arrow_array::TimestampMicrosecondArray::from(vec![Some(1_569_888_000_000_000)])
+                .with_timezone("UTC"),
+        )],
+    )
+    .unwrap();
+    let g = rows::grid(&schema, &[batch]).unwrap();
+    assert_eq!(g.rows, vec![vec!["2019-10-01T00:00:00Z".to_string()]]);
 }
 
 #[wasm_bindgen_test]
 fn errors_say_what_to_do() {
-    let cors = Error::Storage(StorageError::Backend {
+    let cors = Error::Storage(StorageError::Unreachable {
         path: "_delta_log/_last_checkpoint".into(),
         operation: "get",
         message: "Failed to fetch (a network or CORS failure)".into(),

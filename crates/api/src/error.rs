@@ -49,6 +49,24 @@ pub enum ApiError {
     },
 }
 
+impl From<deltalens_present::PresentError> for ApiError {
+    fn from(e: deltalens_present::PresentError) -> Self {
+        use deltalens_present::PresentError as P;
+        match e {
+            P::Core(c) => ApiError::Core(c),
+            P::NestedColumn { .. } => ApiError::param("format", e.to_string()),
+            P::Encode { format, source } => ApiError::Encode {
+                format,
+                message: source.to_string(),
+            },
+            other => ApiError::Encode {
+                format: "rows",
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
 /// Result type of this crate.
 pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 

@@ -11,19 +11,20 @@
 //! - [`aggregate`]: grouping and the aggregate functions;
 //! - [`respond()`]: an API request answered on a table (JSON documents or encoded rows);
 //! - [`access`]: the allowlist of table URL prefixes (checked before any request);
-//! - [`encode`]: JSON, JSON lines, CSV and Arrow IPC output.
+//! - rows are written by `deltalens_present`'s [`RowWriter`](deltalens_present::RowWriter)
+//!   in one of [`request::SERVED_FORMATS`].
 
 pub mod access;
 pub mod aggregate;
-pub mod encode;
 mod error;
 pub mod execute;
 pub mod request;
 mod response;
 pub mod sql;
 
+pub use deltalens_present::Format;
 pub use error::{ApiError, Result};
 pub use execute::{Output, execute};
-pub use request::{ApiRequest, Format};
+pub use request::{ApiRequest, SERVED_FORMATS, parse_format};
 pub use response::{ApiResponse, respond};
 pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};

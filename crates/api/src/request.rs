@@ -14,57 +14,25 @@ use deltalens_core::VersionSpec;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::time_travel::parse_timestamp;
 
+use deltalens_present::Format;
+
 use crate::error::{ApiError, Result};
 use crate::sql::{Bound, Item, Query, Source, parse_sql};
 
-/// Output formats of rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// One JSON array of objects.
-    #[default]
-    Json,
-    /// One JSON object per line.
-    Jsonl,
-    /// CSV with a header line.
-    Csv,
-    /// An Arrow IPC stream.
-    Arrow,
-}
+/// The row formats the API serves (the aligned text table and Parquet are the CLI's and
+/// the explorer's).
+pub const SERVED_FORMATS: [Format; 4] = [Format::Json, Format::Jsonl, Format::Csv, Format::Arrow];
 
-impl Format {
-    pub fn parse(s: &str) -> Result<Format> {
-        Ok(match s {
-            "json" => Format::Json,
-            "jsonl" | "ndjson" => Format::Jsonl,
-            "csv" => Format::Csv,
-            "arrow" => Format::Arrow,
-            other => {
-                return Err(ApiError::param(
-                    "format",
-                    format!("{other:?} is not one of json, jsonl, csv, arrow"),
-                ));
-            }
+/// The row format named by a `format` parameter.
+pub fn parse_format(name: &str) -> Result<Format> {
+    Format::from_name(name)
+        .filter(|f| SERVED_FORMATS.contains(f))
+        .ok_or_else(|| {
+            ApiError::param(
+                "format",
+                format!("{name:?} is not one of json, jsonl, csv, arrow"),
+            )
         })
-    }
-
-    /// The response's `Content-Type`.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Format::Json => "application/json",
-            Format::Jsonl => "application/x-ndjson",
-            Format::Csv => "text/csv; charset=utf-8",
-            Format::Arrow => "application/vnd.apache.arrow.stream",
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Json => "json",
-            Format::Jsonl => "jsonl",
-            Format::Csv => "csv",
-            Format::Arrow => "arrow",
-        }
-    }
 }
 
 /// One API request.
@@ -189,7 +157,7 @@ impl<'a> Params<'a> {
     }
 
     fn format(&self) -> Result<Format> {
-        self.get("format").map_or(Ok(Format::Json), Format::parse)
+        self.get("format").map_or(Ok(Format::Json), parse_format)
     }
 }
 
@@ -306,7 +274,7 @@ pub fn parse_query(body: &str, params: &[(String, String)]) -> Result<ApiRequest
         let v: serde_json::Value = serde_json::from_str(trimmed)
             .map_err(|e| ApiError::param("body", format!("not valid JSON: {e}")))?;
         if let Some(f) = v.get("format").and_then(|f| f.as_str()) {
-            format = Format::parse(f)?;
+            format = parse_format(f)?;
         }
         v.get("sql")
             .and_then(|s| s.as_str())

@@ -3,9 +3,9 @@
 //! this; the tests run the same natively to compare.
 
 use deltalens_core::Table;
-use serde_json::Value;
+use deltalens_present::{FileRow, Overview, encode};
+use serde::Serialize;
 
-use crate::encode::encode;
 use crate::error::{ApiError, Result};
 use crate::execute::{Limits, execute_limited};
 use crate::request::ApiRequest;
@@ -21,27 +21,28 @@ pub struct ApiResponse {
     pub rows: Option<usize>,
 }
 
-fn document(v: &Value, version: u64) -> ApiResponse {
-    let mut body = v.to_string().into_bytes();
+/// `doc` as one line of JSON.
+fn document(doc: &impl Serialize, version: u64) -> Result<ApiResponse> {
+    let mut body = serde_json::to_vec(doc).map_err(|e| ApiError::Encode {
+        format: "json",
+        message: e.to_string(),
+    })?;
     body.push(b'\n');
-    ApiResponse {
+    Ok(ApiResponse {
         content_type: "application/json",
         body,
         version,
         rows: None,
-    }
+    })
 }
 
 /// Answer `api` on `table` (the URL it names, already allowed and opened) within
 /// `limits` (rows returned, rows held in memory on the way).
 pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<ApiResponse> {
-    Ok(match api {
+    match api {
         ApiRequest::Info { at, .. } => {
             let s = table.snapshot(at).await?;
-            document(
-                &deltalens_present::overview(table.location(), &s),
-                s.version,
-            )
+            document(&Overview::of(table.location(), &s), s.version)
         }
         ApiRequest::Schema { at, .. } => {
             let s = table.snapshot(at).await?;
@@ -49,25 +50,20 @@ pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<A
         }
         ApiRequest::Files { at, .. } => {
             let s = table.snapshot(at).await?;
-            document(&Value::Array(deltalens_present::files(&s)?), s.version)
+            document(&FileRow::all(&s)?, s.version)
         }
         ApiRequest::History { limit, .. } => {
             let h = table.history(limit).await?;
-            let version = h.first().map_or(0, |e| e.version);
-            let v = serde_json::to_value(&h).map_err(|e| ApiError::Encode {
-                format: "json",
-                message: e.to_string(),
-            })?;
-            document(&v, version)
+            document(&h, h.first().map_or(0, |e| e.version))
         }
         ApiRequest::Rows { query, format } => {
             let out = execute_limited(&query, table, limits).await?;
-            ApiResponse {
+            Ok(ApiResponse {
                 content_type: format.content_type(),
                 body: encode(format, &out.schema, &out.batches)?,
                 version: out.version,
                 rows: Some(out.num_rows()),
-            }
+            })
         }
-    })
+    }
 }

@@ -6,8 +6,8 @@ use deltalens_core::VersionSpec;
 use deltalens_core::scan::ScanOptions;
 
 use crate::error::CliError;
-use crate::output;
 use crate::table::IoReport;
+use deltalens_present::Format;
 
 #[derive(Args, Debug)]
 pub struct TableArgs {
@@ -81,8 +81,8 @@ pub struct RowArgs {
           value_parser = positive)]
     pub batch_size: usize,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = output::Format::Table)]
-    pub format: output::Format,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
     /// Files decoded in parallel by a scan without --limit (default: the number of cores;
     /// with more than one, rows come in file-completion order).
     #[arg(long, value_name = "N", value_parser = positive)]

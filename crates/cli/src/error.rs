@@ -34,21 +34,9 @@ pub enum CliError {
     #[error("cannot create {}: {source}", path.display())]
     CreateOutput { path: PathBuf, source: io::Error },
 
-    /// Writing the output (stdout or the `--output` file) failed.
-    #[error("cannot write output: {0}")]
-    WriteIo(#[source] io::Error),
-
-    /// Encoding rows (CSV, JSON, Arrow IPC) failed.
-    #[error("cannot write output: {0}")]
-    WriteArrow(#[source] arrow_schema::ArrowError),
-
-    /// Encoding rows as Parquet failed.
-    #[error("cannot write output: {0}")]
-    WriteParquet(#[source] parquet::errors::ParquetError),
-
-    /// `diff --json`: the changed rows could not be encoded as JSON.
-    #[error("{0}")]
-    RowsToJson(#[source] arrow_schema::ArrowError),
+    /// Writing rows or a document in the chosen format failed.
+    #[error(transparent)]
+    Present(#[from] deltalens_present::PresentError),
 
     /// `diff --json`: the encoded rows could not be read back as JSON.
     #[error(transparent)]

@@ -8,7 +8,6 @@ mod args;
 mod cmd;
 mod error;
 mod output;
-mod render;
 mod table;
 
 use std::process::ExitCode;
@@ -77,7 +76,10 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
 
 /// Prints the error as `error: …` on stderr; its exit code (1, or 2 for usage).
 fn fail(e: &CliError) -> ExitCode {
-    eprintln!("error: {}", render::terminal_safe(&e.to_string(), true));
+    eprintln!(
+        "error: {}",
+        deltalens_present::text::terminal_safe(&e.to_string(), true)
+    );
     ExitCode::from(e.exit_code())
 }
 
@@ -101,7 +103,7 @@ fn main() -> ExitCode {
     // by the terminal (JSON already escapes controls; rows stream through output.rs)
     match rt.block_on(dispatch(cli.command)) {
         Ok(out) => {
-            print!("{}", render::terminal_safe(&out, true));
+            print!("{}", deltalens_present::text::terminal_safe(&out, true));
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),

@@ -8,7 +8,6 @@ use deltalens_object_store::ObjectStoreStorage;
 use deltalens_storage::CountingStorage;
 
 use crate::error::CliError;
-use crate::render;
 
 /// What to print to stderr about the requests a command made.
 #[derive(Debug, Clone, Copy, Default)]
@@ -49,7 +48,7 @@ impl IoReport {
         if self.log {
             for r in counter.records() {
                 let range = r.range.map(|r| r.to_string()).unwrap_or_default();
-                let path = render::terminal_safe(&r.path, false);
+                let path = deltalens_present::text::terminal_safe(&r.path, false);
                 eprintln!("io: {:?} {path} {range} -> {} bytes", r.kind, r.bytes);
             }
         }

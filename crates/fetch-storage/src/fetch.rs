@@ -294,7 +294,11 @@ impl FetchStorage {
                 ))
             })?
             .and_then(|r| r.dyn_into::<Response>())
-            .map_err(|e| fail(format!("{} from {shown} ({hint})", js_text(&e))))?;
+            .map_err(|e| StorageError::Unreachable {
+                path: path.to_string(),
+                operation,
+                message: format!("{} from {shown} ({hint})", js_text(&e)),
+            })?;
         let status = resp.status();
         if !(200..=299).contains(&status) {
             guard.done = true;

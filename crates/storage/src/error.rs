@@ -76,6 +76,16 @@ pub enum StorageError {
         message: String,
     },
 
+    /// The request got no answer at all: a network failure, or — in a browser — a store
+    /// that does not allow the page's origin (CORS), which the browser reports the same
+    /// way, without saying which. Retried like any network failure.
+    #[error("{operation} of {path} failed: {message}")]
+    Unreachable {
+        path: String,
+        operation: &'static str,
+        message: String,
+    },
+
     /// Any other failure of the backend (network errors, dropped connections).
     #[error("{operation} of {path} failed: {message}")]
     Backend {

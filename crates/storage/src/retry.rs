@@ -31,7 +31,7 @@ impl Default for RetryPolicy {
 /// an answer that contradicts its request) nor an exhausted budget.
 pub fn is_transient(e: &StorageError) -> bool {
     match e {
-        StorageError::Backend { .. } => true,
+        StorageError::Backend { .. } | StorageError::Unreachable { .. } => true,
         // a stall is waited out once, not once per attempt
         StorageError::TimedOut { .. } => false,
         StorageError::Http { status, .. } => matches!(status, 408 | 429 | 500..=599),

@@ -108,7 +108,7 @@ pub fn ChangesTab() -> impl IntoView {
             }
             per_version.set(by_version.into_iter().map(|(v, n)| (format!("v{v}"), n as f64)).collect());
             summary.set(by_type.into_iter().collect());
-            let g = rows::grid(&schema, &batches);
+            let g = rows::grid(&schema, &batches)?;
             let idx = g.columns.iter().position(|c| c == "_change_type");
             // per version: deletes, then each update preimage followed by its postimage
             // (paired in the order the feed lists them), then inserts

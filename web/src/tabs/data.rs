@@ -8,6 +8,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
+use deltalens_present::Format;
 use leptos::prelude::*;
 
 use crate::errors::explain;
@@ -112,19 +113,18 @@ pub fn DataTab() -> impl IntoView {
             run();
         }
     };
-    let download = move |kind: &'static str| {
+    let download = move |kind: Format| {
         let r = result.get_untracked();
         let Some(schema) = r.schema else { return };
         let v = ctx.snapshot.get_untracked().map(|s| s.version).unwrap_or(0);
-        let out = match kind {
-            "csv" => Ok((rows::csv(&schema, &r.batches), "text/csv")),
-            "parquet" => {
-                rows::parquet(&schema, &r.batches).map(|d| (d, "application/vnd.apache.parquet"))
-            }
-            _ => rows::arrow(&schema, &r.batches).map(|d| (d, "application/vnd.apache.arrow.file")),
-        };
-        match out.and_then(|(d, mime)| rows::download(&format!("deltalens-v{v}.{kind}"), mime, &d))
-        {
+        let out = rows::file(kind, &schema, &r.batches).and_then(|d| {
+            rows::download(
+                &format!("deltalens-v{v}.{}", kind.extension()),
+                kind.content_type(),
+                &d,
+            )
+        });
+        match out {
             Ok(()) => {}
             Err(e) => ctx.error.set(Some(e)),
         }
@@ -149,9 +149,9 @@ pub fn DataTab() -> impl IntoView {
                     on:change=move |ev| limit.set(event_target_value(&ev).parse().unwrap_or(STEP)) /></label>
                 <button id="run" type="submit">"Run"</button>
                 <span class="downloads">"download: "
-                    <button type="button" on:click=move |_| download("csv")>"CSV"</button>
-                    <button type="button" on:click=move |_| download("parquet")>"Parquet"</button>
-                    <button type="button" on:click=move |_| download("arrow")>"Arrow"</button>
+                    <button type="button" on:click=move |_| download(Format::Csv)>"CSV"</button>
+                    <button type="button" on:click=move |_| download(Format::Parquet)>"Parquet"</button>
+                    <button type="button" on:click=move |_| download(Format::Arrow)>"Arrow"</button>
                 </span>
             </form>
             <details class="columns"><summary>"columns"</summary>
@@ -177,7 +177,10 @@ pub fn DataTab() -> impl IntoView {
             <div class="scroll" on:scroll=on_scroll>
                 {move || {
                     let r = result.get();
-                    r.schema.map(|s| grid_view(rows::grid(&s, &r.batches), "data-grid", None))
+                    r.schema.map(|s| match rows::grid(&s, &r.batches) {
+                        Ok(g) => grid_view(g, "data-grid", None).into_any(),
+                        Err(e) => view! { <p class="error">{e}</p> }.into_any(),
+                    })
                 }}
             </div>
         </section>

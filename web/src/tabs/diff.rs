@@ -5,8 +5,8 @@ use deltalens_core::diff::TableDiff;
 use leptos::prelude::*;
 
 use crate::errors::explain;
-use crate::format::fmt_bytes;
 use crate::state::use_ctx;
+use deltalens_present::value::bytes as fmt_bytes;
 
 #[derive(Clone, Default)]
 struct Shown {

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::format::fmt_bytes;
 use crate::state::use_ctx;
+use deltalens_present::value::bytes as fmt_bytes;
 
 const SHOWN: usize = 500;
 
@@ -28,7 +28,8 @@ pub fn FilesTab() -> impl IntoView {
         let parts = match deltalens_present::partitions(&s) {
             Ok(p) => p,
             Err(e) => {
-                return view! { <pre class="error">{crate::errors::explain(&e)}</pre> }.into_any();
+                return view! { <pre class="error">{crate::errors::explain_present(&e)}</pre> }
+                    .into_any();
             }
         };
         let cols: Vec<String> = parts

@@ -6,9 +6,9 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::errors::explain;
-use crate::format::fmt_ts;
 use crate::state::{Tab, use_ctx};
 use crate::tabs::bars;
+use deltalens_present::value::timestamp as fmt_ts;
 
 const PAGE: usize = 50;
 

@@ -8,6 +8,7 @@ use crate::args::{RowArgs, TableArgs};
 use crate::error::CliError;
 use crate::output;
 use crate::table::{Opened, with_table};
+use deltalens_present::RowWriter;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -71,7 +72,7 @@ async fn changes(
     let c = Changes::new(&t.table, from, to, rows.scan_options()?).await?;
     let schema = c.schema()?;
     let out = output::destination(rows.output.as_deref())?;
-    let mut writer = output::Writer::new(rows.format, out, &schema)?;
+    let mut writer = RowWriter::new(rows.format, out, &schema)?;
     let mut write_err = None;
     c.execute(&mut |b| {
         if let Err(e) = writer.write(&b) {
@@ -82,8 +83,8 @@ async fn changes(
     })
     .await?;
     if let Some(e) = write_err {
-        return Err(e);
+        return Err(e.into());
     }
-    writer.finish(&schema)?;
+    writer.finish()?;
     Ok(String::new())
 }

@@ -7,9 +7,8 @@ use serde_json::{Value, json};
 use super::to_json;
 use crate::args::TableArgs;
 use crate::error::CliError;
-use crate::output;
-use crate::render;
 use crate::table::{Opened, with_table};
+use deltalens_present::{Format, RowWriter, text, value};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -45,18 +44,11 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     .await
 }
 
-fn batches_to_json(batches: &[arrow_array::RecordBatch]) -> Result<Vec<Value>, CliError> {
-    let mut w = arrow_json::WriterBuilder::new()
-        .with_explicit_nulls(true)
-        .build::<_, arrow_json::writer::JsonArray>(Vec::new());
-    for b in batches {
-        w.write(b).map_err(CliError::RowsToJson)?;
-    }
-    w.finish().map_err(CliError::RowsToJson)?;
-    let bytes = w.into_inner();
-    if bytes.is_empty() {
-        return Ok(Vec::new());
-    }
+fn batches_to_json(
+    schema: &arrow_schema::SchemaRef,
+    batches: &[arrow_array::RecordBatch],
+) -> Result<Vec<Value>, CliError> {
+    let bytes = deltalens_present::encode(Format::Json, schema, batches)?;
     match serde_json::from_slice(&bytes)? {
         Value::Array(a) => Ok(a),
         _ => Ok(Vec::new()),
@@ -113,9 +105,9 @@ async fn diff(
             "property_changes": d.property_changes,
             "rows_inserted": rows_inserted,
             "rows_deleted": rows_deleted,
-            "rows": batches_to_json(&batches)?,
+            "rows": batches_to_json(&d.row_schema(&options)?, &batches)?,
         });
-        return Ok(to_json(&doc));
+        return to_json(&doc);
     }
     let mut out = format!(
         "diff of versions {} and {}\n\nfiles: +{} -{} ({} with changed deletion vectors)\nrows (from statistics): +{} -{}\n",
@@ -141,7 +133,7 @@ async fn diff(
                 ]
             })
             .collect();
-        out.push_str(&render::table(&["column", "change", "from", "to"], &rows));
+        out.push_str(&text::table(&["column", "change", "from", "to"], &rows));
     }
     if d.partition_columns_changed {
         out.push_str(&format!(
@@ -170,13 +162,13 @@ async fn diff(
                 ]
             })
             .collect();
-        out.push_str(&render::table(&["key", "from", "to"], &rows));
+        out.push_str(&text::table(&["key", "from", "to"], &rows));
     }
     for (title, files) in [("added", &d.files_added), ("removed", &d.files_removed)] {
         if !files.is_empty() {
             out.push_str(&format!("\nfiles {title}:\n"));
             for f in files.iter() {
-                out.push_str(&format!("  {} ({})\n", f.path, render::bytes(f.size)));
+                out.push_str(&format!("  {} ({})\n", f.path, value::bytes(f.size)));
             }
         }
     }
@@ -184,11 +176,11 @@ async fn diff(
     let schema = d.row_schema(&options)?;
     let mut buf = Vec::new();
     {
-        let mut w = output::Writer::new(output::Format::Table, &mut buf, &schema)?;
+        let mut w = RowWriter::new(Format::Table, &mut buf, &schema)?;
         for b in &batches {
             w.write(b)?;
         }
-        w.finish(&schema)?;
+        w.finish()?;
     }
     out.push_str(&String::from_utf8_lossy(&buf));
     Ok(out)

@@ -1,13 +1,12 @@
 //! `deltalens history`: commit history, newest first (Trino's `$history`).
 
 use deltalens_core::Table;
-use serde_json::Value;
 
-use super::{opt_ts, to_json};
+use super::to_json;
 use crate::args::TableArgs;
 use crate::error::CliError;
-use crate::render;
 use crate::table::with_table;
+use deltalens_present::{text, value};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -29,26 +28,26 @@ pub async fn run(args: Args) -> Result<String, CliError> {
 async fn history(table: &Table, limit: Option<usize>, json: bool) -> Result<String, CliError> {
     let h = table.history(limit).await?;
     if json {
-        return Ok(to_json(&serde_json::to_value(&h).unwrap_or(Value::Null)));
+        return to_json(&h);
     }
     let rows: Vec<Vec<String>> = h
         .iter()
         .map(|e| {
             vec![
                 e.version.to_string(),
-                opt_ts(e.in_commit_timestamp.or(e.timestamp)),
+                value::timestamp(e.in_commit_timestamp.or(e.timestamp)),
                 e.operation.clone().unwrap_or_default(),
                 e.user_name.clone().unwrap_or_default(),
                 e.read_version.map(|v| v.to_string()).unwrap_or_default(),
                 e.is_blind_append.map(|v| v.to_string()).unwrap_or_default(),
                 e.operation_parameters
                     .as_ref()
-                    .map(render::cell)
+                    .map(value::cell)
                     .unwrap_or_default(),
             ]
         })
         .collect();
-    Ok(render::table(
+    Ok(text::table(
         &[
             "version",
             "timestamp",

@@ -13,23 +13,19 @@ pub mod scan;
 pub mod schema;
 pub mod serve;
 
-use deltalens_core::time_travel::format_timestamp;
-use serde_json::Value;
+use serde::Serialize;
+
+use crate::error::CliError;
 
 /// A JSON document as printed: pretty, one trailing newline.
-fn to_json(v: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into());
+fn to_json(doc: &impl Serialize) -> Result<String, CliError> {
+    let mut s = serde_json::to_string_pretty(doc)?;
     s.push('\n');
-    s
+    Ok(s)
 }
 
 /// Hand the snapshot to the process exit instead of freeing it entry by entry: the CLI
 /// prints and exits, and dropping 100,000 file entries one by one is ~10% of an `info`.
 fn exit_without_freeing(s: deltalens_core::Snapshot) {
     std::mem::forget(s);
-}
-
-/// A timestamp in milliseconds as text; empty when there is none.
-fn opt_ts(ms: Option<i64>) -> String {
-    ms.map(format_timestamp).unwrap_or_default()
 }

@@ -3,8 +3,8 @@
 
 use crate::args::parse_kv;
 use crate::error::CliError;
-use crate::output;
 use crate::table::{IoReport, with_table};
+use deltalens_present::{Format, RowWriter};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -15,8 +15,8 @@ pub struct Args {
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE", value_parser = parse_kv)]
     pub options: Vec<(String, String)>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = output::Format::Table)]
-    pub format: output::Format,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
     /// Print requests and bytes read to stderr.
     #[arg(long)]
     pub io_stats: bool,
@@ -31,11 +31,11 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     with_table(q.source.url(), &args.options, io, async |o| {
         let out = deltalens_api::execute(&q, &o.table, None).await?;
         let stdout = std::io::BufWriter::new(std::io::stdout());
-        let mut w = output::Writer::new(args.format, stdout, &out.schema)?;
+        let mut w = RowWriter::new(args.format, stdout, &out.schema)?;
         for b in &out.batches {
             w.write(b)?;
         }
-        w.finish(&out.schema)?;
+        w.finish()?;
         Ok(String::new())
     })
     .await

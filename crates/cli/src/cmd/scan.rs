@@ -7,8 +7,9 @@ use super::exit_without_freeing;
 use crate::args::{AtArgs, RowArgs, TableArgs};
 use crate::error::CliError;
 use crate::output;
-use crate::render;
 use crate::table::{Opened, with_table};
+use deltalens_present::RowWriter;
+use deltalens_present::value;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -56,8 +57,8 @@ impl Progress {
         eprint!(
             "\r\x1b[Kreading {} files ({}): {} fetched, {rows} rows",
             self.total_files,
-            render::bytes(self.total_bytes),
-            render::bytes(read as i64)
+            value::bytes(self.total_bytes),
+            value::bytes(read as i64)
         );
     }
 
@@ -73,7 +74,7 @@ async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, Cli
     let scan = s.scan(rows.scan_options()?)?;
     let schema = scan.schema();
     let out = output::destination(rows.output.as_deref())?;
-    let mut writer = output::Writer::new(rows.format, out, &schema)?;
+    let mut writer = RowWriter::new(rows.format, out, &schema)?;
     let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0));
     let mut write_err = None;
     let mut n = 0usize;
@@ -114,7 +115,7 @@ async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, Cli
         });
         progress.clear();
         result?;
-        writer.finish(&schema)?;
+        writer.finish()?;
         exit_without_freeing(s);
         return Ok(String::new());
     }
@@ -131,9 +132,9 @@ async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, Cli
     .await?;
     progress.clear();
     if let Some(e) = write_err {
-        return Err(e);
+        return Err(e.into());
     }
-    writer.finish(&schema)?;
+    writer.finish()?;
     exit_without_freeing(s);
     Ok(String::new())
 }

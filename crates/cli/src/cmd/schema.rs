@@ -4,8 +4,8 @@ use deltalens_core::{Table, VersionSpec};
 
 use super::to_json;
 use crate::error::CliError;
-use crate::render;
 use crate::table::with_table;
+use deltalens_present::text;
 
 /// A table and the version to read.
 pub use crate::args::SnapshotArgs as Args;
@@ -21,7 +21,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
 async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliError> {
     let s = table.snapshot(at).await?;
     if json {
-        return Ok(to_json(&s.schema.raw));
+        return to_json(&s.schema.raw);
     }
     let partition = s.partition_columns();
     let rows: Vec<Vec<String>> = s
@@ -47,7 +47,7 @@ async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<String, Cl
             ]
         })
         .collect();
-    Ok(render::table(
+    Ok(text::table(
         &[
             "column",
             "type",

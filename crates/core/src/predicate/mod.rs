@@ -209,8 +209,7 @@ mod tests {
             .to_vec()
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test::wasm_bindgen_test(unsupported = test)]
     fn evaluates_sql() {
         assert_eq!(
             rows("price > 10 AND brand = 'nars' OR event_date IS NULL"),
@@ -233,8 +232,7 @@ mod tests {
         assert_eq!(rows("true"), [1, 2, 3, 4]);
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test::wasm_bindgen_test(unsupported = test)]
     fn errors_name_the_column() {
         let schema = batch().schema();
         let e = Predicate::parse("nope = 1")

@@ -121,8 +121,7 @@ pub(super) struct Columns {
 mod tests {
     use super::*;
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test::wasm_bindgen_test(unsupported = test)]
     fn data_paths_are_decoded() {
         assert_eq!(
             data_file_path("a%20b/c%252F.parquet", "t").unwrap(),
@@ -135,8 +134,7 @@ mod tests {
         assert!(data_file_path("s3://elsewhere/x.parquet", "s3://b/t").is_err());
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    #[wasm_bindgen_test::wasm_bindgen_test(unsupported = test)]
     fn data_paths_cannot_leave_the_table() {
         for bad in [
             "../secret.parquet",

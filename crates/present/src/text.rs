@@ -1,4 +1,5 @@
-//! Plain-text tables for terminals.
+//! Text for terminals and plain-text documents: aligned tables, key/value listings, and
+//! escaping of the characters a terminal would act on.
 
 /// Render rows under `headers` as an aligned text table.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
@@ -49,22 +50,6 @@ pub fn pairs(rows: &[(&str, String)]) -> String {
         .collect()
 }
 
-/// Human-readable byte size.
-pub fn bytes(n: i64) -> String {
-    const UNITS: &[&str] = &["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v.abs() >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// Whether `c` must not reach a terminal as is: C0/C1 controls and DEL (ESC starts the
 /// sequences that move the cursor, retitle the window or — OSC 52 — write the
 /// clipboard) and the bidirectional overrides that make text display in another order.
@@ -94,15 +79,6 @@ pub fn terminal_safe(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> 
     std::borrow::Cow::Owned(out)
 }
 
-/// A JSON value as short text (strings without quotes, null as empty).
-pub fn cell(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => String::new(),
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,8 +87,6 @@ mod tests {
     fn aligned_table() {
         let t = table(&["a", "bb"], &[vec!["xyz".into(), "1".into()]]);
         assert_eq!(t, "a    bb\n---  --\nxyz  1\n");
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(2048), "2.0 KiB");
     }
 
     #[test]

@@ -1,0 +1,116 @@
+//! Arrow values as text cells: the one formatter behind the explorer's grid, the CLI's
+//! aligned table and every text output format (CSV, JSON).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, Field, Schema};
+
+use crate::error::{PresentError, Result};
+
+fn utc_type(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Timestamp(unit, Some(tz)) if tz.as_ref() == "UTC" || tz.as_ref() == "Etc/UTC" => {
+            Some(DataType::Timestamp(*unit, Some("+00:00".into())))
+        }
+        _ => None,
+    }
+}
+
+/// `batch` with its `Timestamp(_, "UTC")` columns relabelled `+00:00`.
+///
+/// Delta's timestamps are `Timestamp(µs, "UTC")`; writing them as text needs a time-zone
+/// database for the name "UTC", which the wasm builds leave out (it is large), so the
+/// explorer showed them as blank cells. The same instants labelled with the offset
+/// `+00:00` print identically (`…Z`) without it.
+pub fn utc_as_offset(batch: &RecordBatch) -> Result<RecordBatch> {
+    if !batch
+        .schema()
+        .fields()
+        .iter()
+        .any(|f| utc_type(f.data_type()).is_some())
+    {
+        return Ok(batch.clone());
+    }
+    let encode = |source| PresentError::Encode {
+        format: "text",
+        source,
+    };
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for (f, a) in batch.schema().fields().iter().zip(batch.columns()) {
+        match utc_type(f.data_type()) {
+            Some(t) => {
+                let data = a
+                    .to_data()
+                    .into_builder()
+                    .data_type(t.clone())
+                    .build()
+                    .map_err(encode)?;
+                arrays.push(arrow_array::make_array(data));
+                fields.push(
+                    Field::new(f.name(), t, f.is_nullable()).with_metadata(f.metadata().clone()),
+                );
+            }
+            None => {
+                arrays.push(a.clone());
+                fields.push(f.as_ref().clone());
+            }
+        }
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(encode)
+}
+
+/// Every row of `batch` as text cells, nulls written as `null`.
+pub fn text_rows(batch: &RecordBatch, null: &str) -> Result<Vec<Vec<String>>> {
+    let batch = utc_as_offset(batch)?;
+    let opts = FormatOptions::default().with_null(null);
+    let formatters = batch
+        .columns()
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| PresentError::Encode {
+            format: "text",
+            source,
+        })?;
+    Ok((0..batch.num_rows())
+        .map(|r| formatters.iter().map(|f| f.value(r).to_string()).collect())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int32Array, StringArray, TimestampMicrosecondArray};
+
+    #[test]
+    fn cells() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new(
+                "t",
+                DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
+        ]));
+        let b = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int32Array::from(vec![Some(1), None])),
+                Arc::new(StringArray::from(vec![Some("a"), None])),
+                Arc::new(
+                    TimestampMicrosecondArray::from(vec![Some(1_569_888_000_000_000), None])
+                        .with_timezone("UTC"),
+                ),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            text_rows(&b, "∅").unwrap(),
+            vec![vec!["1", "a", "2019-10-01T00:00:00Z"], vec!["∅", "∅", "∅"]]
+        );
+    }
+}

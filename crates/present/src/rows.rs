@@ -1,0 +1,502 @@
+//! Rows out: one streaming writer for every output format (aligned text, CSV, JSON, JSON
+//! lines, Arrow IPC stream, Parquet) — the CLI's `--format`, the explorer's downloads and
+//! the worker's `format=` write through it, so the same rows read the same everywhere.
+
+use std::io::Write;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use crate::cell::{text_rows, utc_as_offset};
+use crate::error::{PresentError, Result};
+use crate::text::terminal_safe;
+
+/// An output format for rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Format {
+    /// Columns aligned for a terminal, control characters escaped, long cells cut.
+    #[default]
+    Table,
+    /// CSV with a header line; nulls empty.
+    Csv,
+    /// One JSON array of objects, nulls explicit.
+    Json,
+    /// One JSON object per line, nulls explicit.
+    Jsonl,
+    /// An Arrow IPC stream.
+    Arrow,
+    /// A Parquet file (snappy).
+    #[cfg(feature = "parquet")]
+    Parquet,
+}
+
+impl Format {
+    /// Every format this build writes.
+    pub const ALL: &'static [Format] = &[
+        Format::Table,
+        Format::Csv,
+        Format::Json,
+        Format::Jsonl,
+        Format::Arrow,
+        #[cfg(feature = "parquet")]
+        Format::Parquet,
+    ];
+
+    /// The format's name as options spell it (`jsonl`; `ndjson` is read as `jsonl`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Arrow => "arrow",
+            #[cfg(feature = "parquet")]
+            Format::Parquet => "parquet",
+        }
+    }
+
+    /// The format named `name`, if this build writes it.
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "ndjson" => Some(Format::Jsonl),
+            _ => Format::ALL.iter().copied().find(|f| f.name() == name),
+        }
+    }
+
+    /// The media type of a document in this format.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Table => "text/plain; charset=utf-8",
+            Format::Csv => "text/csv; charset=utf-8",
+            Format::Json => "application/json",
+            Format::Jsonl => "application/x-ndjson",
+            Format::Arrow => "application/vnd.apache.arrow.stream",
+            #[cfg(feature = "parquet")]
+            Format::Parquet => "application/vnd.apache.parquet",
+        }
+    }
+
+    /// The usual file name extension (`arrows` for an Arrow IPC stream).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Table => "txt",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Arrow => "arrows",
+            #[cfg(feature = "parquet")]
+            Format::Parquet => "parquet",
+        }
+    }
+
+    /// Whether the format writes values as text through Arrow's writers (UTC timestamps
+    /// are then relabelled first; the aligned table formats its cells itself).
+    fn writes_text(self) -> bool {
+        matches!(self, Format::Csv | Format::Json | Format::Jsonl)
+    }
+}
+
+/// Cells longer than this are cut (with `…`) in the aligned table.
+const MAX_CELL: usize = 48;
+/// Rows looked at before the aligned table's column widths are fixed.
+const TABLE_SIZING_ROWS: usize = 500;
+
+/// The aligned table: rows held back until enough are seen to size the columns.
+struct TextTable<W: Write + Send> {
+    out: W,
+    names: Vec<String>,
+    pending: Vec<Vec<String>>,
+    widths: Option<Vec<usize>>,
+    rows: usize,
+}
+
+enum Sink<W: Write + Send> {
+    Table(TextTable<W>),
+    Csv(Box<arrow_csv::Writer<W>>),
+    Json(arrow_json::Writer<W, arrow_json::writer::JsonArray>),
+    Jsonl(arrow_json::Writer<W, arrow_json::writer::LineDelimited>),
+    Arrow(arrow_ipc::writer::StreamWriter<W>),
+    #[cfg(feature = "parquet")]
+    Parquet(parquet::arrow::ArrowWriter<W>),
+}
+
+/// A streaming writer of one document of rows in one [`Format`]: `new`, `write` each
+/// batch as it comes, `finish`.
+pub struct RowWriter<W: Write + Send> {
+    format: Format,
+    schema: SchemaRef,
+    sink: Sink<W>,
+    /// Rows written so far.
+    rows: usize,
+}
+
+impl<W: Write + Send> RowWriter<W> {
+    /// A writer of rows of `schema` as `format` into `out`. CSV refuses nested columns
+    /// here, before anything is written.
+    pub fn new(format: Format, out: W, schema: &SchemaRef) -> Result<Self> {
+        if format == Format::Csv
+            && let Some(f) = schema.fields().iter().find(|f| f.data_type().is_nested())
+        {
+            return Err(PresentError::NestedColumn {
+                format: "CSV",
+                column: f.name().clone(),
+                data_type: f.data_type().to_string(),
+            });
+        }
+        let encode = |source| PresentError::Encode {
+            format: format.name(),
+            source,
+        };
+        let sink = match format {
+            Format::Table => Sink::Table(TextTable {
+                out,
+                names: schema.fields().iter().map(|f| f.name().clone()).collect(),
+                pending: Vec::new(),
+                widths: None,
+                rows: 0,
+            }),
+            Format::Csv => Sink::Csv(Box::new(
+                arrow_csv::WriterBuilder::new().with_header(true).build(out),
+            )),
+            Format::Json => Sink::Json(
+                arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build(out),
+            ),
+            Format::Jsonl => Sink::Jsonl(
+                arrow_json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build(out),
+            ),
+            Format::Arrow => {
+                Sink::Arrow(arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(encode)?)
+            }
+            #[cfg(feature = "parquet")]
+            Format::Parquet => Sink::Parquet(
+                parquet::arrow::ArrowWriter::try_new(
+                    out,
+                    schema.clone(),
+                    Some(
+                        parquet::file::properties::WriterProperties::builder()
+                            .set_compression(parquet::basic::Compression::SNAPPY)
+                            .build(),
+                    ),
+                )
+                .map_err(PresentError::Parquet)?,
+            ),
+        };
+        Ok(RowWriter {
+            format,
+            schema: schema.clone(),
+            sink,
+            rows: 0,
+        })
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Write `batch` (of the writer's schema).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let encode = |source| PresentError::Encode {
+            format: self.format.name(),
+            source,
+        };
+        let converted;
+        let batch = if self.format.writes_text() {
+            converted = utc_as_offset(batch)?;
+            &converted
+        } else {
+            batch
+        };
+        match &mut self.sink {
+            Sink::Table(t) => t.write(batch)?,
+            Sink::Csv(w) => w.write(batch).map_err(encode)?,
+            Sink::Json(w) => w.write(batch).map_err(encode)?,
+            Sink::Jsonl(w) => w.write(batch).map_err(encode)?,
+            Sink::Arrow(w) => w.write(batch).map_err(encode)?,
+            #[cfg(feature = "parquet")]
+            Sink::Parquet(w) => w.write(batch).map_err(PresentError::Parquet)?,
+        }
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// Finish the document (a CSV header alone when there were no rows, the JSON array's
+    /// brackets, the stream's or the file's footer, the table's row count), flush, and
+    /// give the destination back.
+    pub fn finish(self) -> Result<W> {
+        let encode = |source| PresentError::Encode {
+            format: self.format.name(),
+            source,
+        };
+        let mut out = match self.sink {
+            Sink::Table(t) => t.finish()?,
+            Sink::Csv(mut w) => {
+                if self.rows == 0 {
+                    let empty = utc_as_offset(&RecordBatch::new_empty(self.schema.clone()))?;
+                    w.write(&empty).map_err(encode)?;
+                }
+                w.into_inner()
+            }
+            Sink::Json(mut w) => {
+                let mut out = if self.rows == 0 {
+                    let mut out = w.into_inner();
+                    out.write_all(b"[]").map_err(PresentError::Io)?;
+                    out
+                } else {
+                    w.finish().map_err(encode)?;
+                    w.into_inner()
+                };
+                out.write_all(b"\n").map_err(PresentError::Io)?;
+                out
+            }
+            Sink::Jsonl(mut w) => {
+                w.finish().map_err(encode)?;
+                w.into_inner()
+            }
+            Sink::Arrow(mut w) => {
+                w.finish().map_err(encode)?;
+                w.into_inner().map_err(encode)?
+            }
+            #[cfg(feature = "parquet")]
+            Sink::Parquet(w) => w.into_inner().map_err(PresentError::Parquet)?,
+        };
+        out.flush().map_err(PresentError::Io)?;
+        Ok(out)
+    }
+}
+
+/// Write `batches` of `schema` as one document in memory (the worker's answers, the
+/// explorer's downloads).
+pub fn encode(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
+    let mut w = RowWriter::new(format, Vec::new(), schema)?;
+    for b in batches {
+        w.write(b)?;
+    }
+    w.finish()
+}
+
+impl<W: Write + Send> TextTable<W> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let body: Vec<Vec<String>> = text_rows(batch, "null")?
+            .into_iter()
+            .map(|r| {
+                r.into_iter()
+                    .map(|c| shorten(&terminal_safe(&c, false)))
+                    .collect()
+            })
+            .collect();
+        self.rows += body.len();
+        match &self.widths {
+            Some(w) => print_rows(&mut self.out, w, &body),
+            None => {
+                self.pending.extend(body);
+                if self.pending.len() >= TABLE_SIZING_ROWS {
+                    let w = size_columns(&self.names, &self.pending);
+                    print_header(&mut self.out, &self.names, &w)?;
+                    print_rows(&mut self.out, &w, &self.pending)?;
+                    self.pending.clear();
+                    self.widths = Some(w);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<W> {
+        if self.widths.is_none() {
+            let w = size_columns(&self.names, &self.pending);
+            print_header(&mut self.out, &self.names, &w)?;
+            print_rows(&mut self.out, &w, &self.pending)?;
+        }
+        writeln!(self.out, "({} rows)", self.rows).map_err(PresentError::Io)?;
+        Ok(self.out)
+    }
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() > MAX_CELL {
+        let t: String = s.chars().take(MAX_CELL - 1).collect();
+        format!("{t}…")
+    } else {
+        s.to_string()
+    }
+}
+
+fn size_columns(names: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .chain([n.chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+fn print_header(out: &mut impl Write, names: &[String], w: &[usize]) -> Result<()> {
+    let head: Vec<String> = names
+        .iter()
+        .zip(w)
+        .map(|(n, w)| pad(&terminal_safe(n, false), *w))
+        .collect();
+    writeln!(out, "{}", head.join("  ").trim_end()).map_err(PresentError::Io)?;
+    let rule: Vec<String> = w.iter().map(|w| "-".repeat(*w)).collect();
+    writeln!(out, "{}", rule.join("  ")).map_err(PresentError::Io)
+}
+
+fn print_rows(out: &mut impl Write, w: &[usize], rows: &[Vec<String>]) -> Result<()> {
+    for r in rows {
+        let line: Vec<String> = r.iter().zip(w).map(|(c, w)| pad(c, *w)).collect();
+        writeln!(out, "{}", line.join("  ").trim_end()).map_err(PresentError::Io)?;
+    }
+    Ok(())
+}
+
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    format!("{s}{}", " ".repeat(w.saturating_sub(n)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int32Array, StringArray, TimestampMicrosecondArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    fn text(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> String {
+        String::from_utf8(encode(format, schema, batches).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn formats() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int32Array::from(vec![Some(1), None])),
+                Arc::new(StringArray::from(vec![Some("a,\"b"), None])),
+            ],
+        )
+        .unwrap();
+        let one = std::slice::from_ref(&b);
+        assert_eq!(
+            text(Format::Json, &schema, one),
+            "[{\"id\":1,\"s\":\"a,\\\"b\"},{\"id\":null,\"s\":null}]\n"
+        );
+        assert_eq!(
+            text(Format::Jsonl, &schema, one),
+            "{\"id\":1,\"s\":\"a,\\\"b\"}\n{\"id\":null,\"s\":null}\n"
+        );
+        assert_eq!(text(Format::Csv, &schema, one), "id,s\n1,\"a,\"\"b\"\n,\n");
+        assert_eq!(
+            text(Format::Table, &schema, one),
+            "id    s\n----  ----\n1     a,\"b\nnull  null\n(2 rows)\n"
+        );
+        assert_eq!(text(Format::Json, &schema, &[]), "[]\n");
+        assert_eq!(text(Format::Jsonl, &schema, &[]), "");
+        assert_eq!(text(Format::Csv, &schema, &[]), "id,s\n");
+        let ipc = encode(Format::Arrow, &schema, one).unwrap();
+        let r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None).unwrap();
+        let got: Vec<RecordBatch> = r.map(|b| b.unwrap()).collect();
+        assert_eq!(got, vec![b.clone()]);
+        #[cfg(feature = "parquet")]
+        {
+            let pq = encode(Format::Parquet, &schema, one).unwrap();
+            let r = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(
+                bytes::Bytes::from(pq),
+                1024,
+            )
+            .unwrap();
+            let got: Vec<RecordBatch> = r.map(|b| b.unwrap()).collect();
+            assert_eq!(got, vec![b]);
+        }
+    }
+
+    #[test]
+    fn utc_timestamps_read_the_same_in_every_text_format() {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "t",
+            DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        )]));
+        let ts = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(
+                TimestampMicrosecondArray::from(vec![Some(1_569_888_000_000_000), None])
+                    .with_timezone("UTC"),
+            )],
+        )
+        .unwrap();
+        let one = std::slice::from_ref(&ts);
+        assert_eq!(
+            text(Format::Jsonl, &schema, one),
+            "{\"t\":\"2019-10-01T00:00:00Z\"}\n{\"t\":null}\n"
+        );
+        assert_eq!(
+            text(Format::Csv, &schema, one),
+            "t\n2019-10-01T00:00:00Z\n\"\"\n"
+        );
+        assert!(text(Format::Table, &schema, one).contains("\n2019-10-01T00:00:00Z\n"));
+        // an Arrow stream keeps the type as it is
+        let ipc = encode(Format::Arrow, &schema, one).unwrap();
+        let r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None).unwrap();
+        assert_eq!(r.schema(), schema);
+    }
+
+    #[test]
+    fn csv_refuses_nested_columns_before_writing() {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "l",
+            DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
+            true,
+        )]));
+        let e = RowWriter::new(Format::Csv, Vec::new(), &schema)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("nested column `l`"), "{e}");
+        assert!(RowWriter::new(Format::Json, Vec::new(), &schema).is_ok());
+    }
+
+    #[test]
+    fn hostile_cells_are_escaped_and_cut_in_the_table() {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        let long = "x".repeat(100);
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(vec![
+                "a\u{1b}]52;c;ZXZpbA==\u{7}b",
+                long.as_str(),
+            ]))],
+        )
+        .unwrap();
+        let t = text(Format::Table, &schema, &[b]);
+        assert!(!t.contains('\u{1b}'), "{t}");
+        assert!(t.contains("a\\x1b]52"), "{t}");
+        assert!(t.contains(&format!("{}…", "x".repeat(MAX_CELL - 1))), "{t}");
+    }
+
+    #[test]
+    fn names() {
+        for f in Format::ALL {
+            assert_eq!(Format::from_name(f.name()), Some(*f));
+        }
+        assert_eq!(Format::from_name("ndjson"), Some(Format::Jsonl));
+        assert_eq!(Format::from_name("xml"), None);
+    }
+}
