@@ -142,13 +142,22 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   for (const [label, check] of [
     ['CSV', (buf) => assert.equal(buf.toString('utf8').trim().split('\n').length, 201)],
     ['Parquet', (buf) => assert.equal(buf.subarray(0, 4).toString(), 'PAR1')],
-    ['Arrow', (buf) => assert.equal(buf.subarray(0, 6).toString(), 'ARROW1')],
+    // an Arrow IPC stream (as the CLI and the worker write): a continuation marker, then
+    // the schema message; not the file format's `ARROW1` magic
+    ['Arrow', (buf) => assert.equal(buf.readUInt32LE(0), 0xffffffff)],
   ]) {
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`.downloads button:has-text("${label}")`)]);
     const chunks = [];
     for await (const c of await dl.createReadStream()) chunks.push(c);
     check(Buffer.concat(chunks));
+    const ext = { CSV: '.csv', Parquet: '.parquet', Arrow: '.arrows' }[label];
+    assert.ok(dl.suggestedFilename().endsWith(ext), dl.suggestedFilename());
   }
+  // timestamps (UTC) read as the CLI prints them, not blank cells
+  const ti = demo.columns.indexOf('event_time');
+  assert.ok(ti >= 0, `the demo table has an event_time column: ${demo.columns}`);
+  const cell = await page.locator(`#data-grid tbody tr:first-child td:nth-child(${ti + 1})`).innerText();
+  assert.match(cell, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/, `event_time cell ${JSON.stringify(cell)}`);
   // all rows, then at version 1 (the slider), then filtered
   await page.fill('#limit', '10000');
   await page.dispatchEvent('#limit', 'change');
