@@ -59,6 +59,45 @@ fn info_json() {
     let v = json(&["info", &t, "--json", "--version", "3"]);
     assert_eq!(v["version"], 3);
     assert_eq!(v["num_files"], 4);
+    // without counting the files: the same document, file fields null, read from the
+    // checkpoint's metaData/protocol columns and the newer commits only
+    let full = json(&["info", &t, "--json"]);
+    let mut lean = json(&["info", &t, "--json", "--no-files"]);
+    for key in ["num_files", "size_bytes", "num_rows"] {
+        assert!(lean[key].is_null(), "{key}: {lean}");
+        lean[key] = full[key].clone();
+    }
+    assert_eq!(lean, full);
+    let text = String::from_utf8(run(&["info", &t, "--no-files"]).stdout).unwrap();
+    assert!(text.contains("files              not counted"), "{text}");
+}
+
+#[test]
+fn files_are_paged_in_log_order() {
+    let t = fixture("checkpointed");
+    let all = json(&["files", &t, "--json", "--offset", "0"]);
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 21);
+    let page = json(&["files", &t, "--json", "--offset", "5", "--limit", "3"]);
+    assert_eq!(page.as_array().unwrap()[..], all[5..8]);
+    let past = json(&["files", &t, "--json", "--offset", "21", "--limit", "3"]);
+    assert_eq!(past.as_array().unwrap().len(), 0);
+    // the same files as the sorted listing
+    let mut paths: Vec<&str> = all.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    paths.sort();
+    let sorted = json(&["files", &t, "--json"]);
+    let sorted: Vec<&str> = sorted
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, sorted);
+    let text = String::from_utf8(run(&["files", &t, "--limit", "2"]).stdout).unwrap();
+    assert!(
+        text.contains("files 1 to 2 (log order) at version 23"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::limits;
 use crate::limits::FETCH_CONCURRENCY;
 use crate::log::SIDECAR_DIR;
-use crate::parquet_read::{Columns, read_parquet};
+use crate::parquet_read::{Columns, read_parquet, stream_parquet};
 
 /// Which actions to read from a checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,6 +120,92 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
         }
     }
     Ok(all)
+}
+
+/// Rows of a checkpoint decoded at a time when streaming its adds: about 8 MB of pages for
+/// adds with JSON statistics.
+pub const STREAM_WINDOW_ROWS: usize = 32 * 1024;
+
+/// Stream the `add` actions of a checkpoint made of `parts` (then of its v2 sidecars) a
+/// batch at a time to `on_adds`, which returns false to stop: memory follows the batch,
+/// not the checkpoint. Checkpoint adds are reconciled among themselves already.
+pub async fn stream_checkpoint_adds<S: Storage + ?Sized>(
+    storage: &S,
+    parts: &[ObjectMeta],
+    on_adds: &mut dyn FnMut(Vec<Add>) -> Result<bool>,
+) -> Result<()> {
+    let mut sidecars = Vec::new();
+    for part in parts {
+        if !stream_file_adds(storage, &part.path, part.size, true, &mut sidecars, on_adds).await? {
+            return Ok(());
+        }
+    }
+    if !sidecars.is_empty() {
+        let first = parts.first().map_or("", |p| p.path.as_str());
+        limits::check(
+            "MAX_SIDECARS",
+            "the number of sidecar files",
+            sidecars.len() as u64,
+            limits::MAX_SIDECARS,
+            first,
+        )?;
+    }
+    for sidecar in &sidecars {
+        let path = sidecar_path(&sidecar.path)?;
+        let size = if sidecar.size_in_bytes > 0 {
+            sidecar.size_in_bytes as u64
+        } else {
+            storage.head(&path).await?.size
+        };
+        if !stream_file_adds(storage, &path, size, false, &mut Vec::new(), on_adds).await? {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The adds of one checkpoint file to `on_adds` (and, for a top-level file, its sidecar
+/// actions into `sidecars`); false when `on_adds` asked to stop.
+async fn stream_file_adds<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+    top_level: bool,
+    sidecars: &mut Vec<Sidecar>,
+    on_adds: &mut dyn FnMut(Vec<Add>) -> Result<bool>,
+) -> Result<bool> {
+    let split = |actions: CheckpointActions, sidecars: &mut Vec<Sidecar>| {
+        sidecars.extend(actions.others.into_iter().filter_map(|a| match a {
+            Action::Sidecar(s) => Some(s),
+            _ => None,
+        }));
+        actions.adds
+    };
+    if path.ends_with(".json") {
+        let data = storage.get(path).await?;
+        let mut actions = CheckpointActions::default();
+        for a in parse_actions(path, &data)? {
+            actions.push(a);
+        }
+        return on_adds(split(actions, sidecars));
+    }
+    let columns = Columns {
+        include: if top_level {
+            &[&["add"], &["sidecar"]]
+        } else {
+            &[&["add"]]
+        },
+        exclude: EXCLUDE,
+    };
+    let mut go_on = true;
+    stream_parquet(storage, path, size, columns, STREAM_WINDOW_ROWS, &mut |b| {
+        let mut actions = CheckpointActions::default();
+        actions_from_batch(path, &b, &mut actions)?;
+        go_on = on_adds(split(actions, sidecars))?;
+        Ok(go_on)
+    })
+    .await?;
+    Ok(go_on)
 }
 
 async fn read_one<S: Storage + ?Sized>(

@@ -3,12 +3,14 @@
 //! Storage is reached only through [`deltalens_storage::Storage`]. Start with [`Table`].
 
 pub mod actions;
+pub mod active_files;
 pub mod changes;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod deletion_vector;
 pub mod diff;
 pub mod error;
+pub mod file_totals;
 pub mod history;
 pub mod limits;
 pub mod log;
@@ -26,12 +28,14 @@ pub mod string_map;
 pub mod table;
 mod table_path;
 pub mod time_travel;
+pub mod version_info;
 
 pub use deltalens_storage as storage;
 pub use error::{Error, Result};
 pub use history::HistoryEntry;
 pub use snapshot::Snapshot;
 pub use table::{Table, VersionSpec};
+pub use version_info::VersionInfo;
 
 // unit tests also run in headless Chromium (scripts/browser-test)
 #[cfg(all(test, target_arch = "wasm32"))]

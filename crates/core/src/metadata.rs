@@ -8,6 +8,7 @@ use crate::actions::{Action, Metadata, Protocol, parse_actions};
 use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
 use crate::limits::FETCH_CONCURRENCY;
+use crate::log::prefetch::WithPrefetched;
 use crate::log::{LogSegment, read_files};
 use crate::protocol::check_readable;
 use crate::replay::Replay;
@@ -27,14 +28,48 @@ pub async fn load_protocol_and_metadata<S: Storage + ?Sized>(
     storage: &S,
     segment: &LogSegment,
 ) -> Result<(Protocol, Metadata)> {
+    let head = load_head(storage, segment).await?;
+    Ok((head.protocol, head.metadata))
+}
+
+/// What a version is without its files: protocol, metadata and the version's own
+/// `commitInfo`.
+#[derive(Debug, Clone)]
+pub struct VersionHead {
+    /// The protocol in force (checked readable).
+    pub protocol: Protocol,
+    /// The table metadata in force.
+    pub metadata: Metadata,
+    /// The `commitInfo` of the version's commit, when its commit file is in the segment.
+    pub commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// [`VersionHead`] of `segment`: its commits newest first until protocol and metadata are
+/// found, then (if needed) only the `protocol` and `metaData` columns of the checkpoint —
+/// never its files' columns.
+pub async fn load_head<S: Storage + ?Sized>(
+    storage: &S,
+    segment: &LogSegment,
+) -> Result<VersionHead> {
+    let storage = &WithPrefetched {
+        inner: storage,
+        pre: &segment.prefetched,
+    };
     let mut replay = Replay::new();
+    let mut commit_info = None;
     for chunk in segment.commits.rchunks(FETCH_CONCURRENCY) {
         let data = read_files(storage, chunk.iter().map(|f| f.path())).await?;
         for (f, d) in chunk.iter().zip(data).rev() {
-            let actions = parse_actions(f.path(), &d)?
-                .into_iter()
-                .filter(|a| matches!(a, Action::Protocol(_) | Action::Metadata(_)))
-                .collect();
+            let mut actions = Vec::new();
+            for a in parse_actions(f.path(), &d)? {
+                match a {
+                    Action::CommitInfo(c) if f.version == segment.version => {
+                        commit_info.get_or_insert(c);
+                    }
+                    Action::Protocol(_) | Action::Metadata(_) => actions.push(a),
+                    _ => {}
+                }
+            }
             replay.commit(actions);
         }
         if replay.has_protocol_and_metadata() {
@@ -51,5 +86,9 @@ pub async fn load_protocol_and_metadata<S: Storage + ?Sized>(
     let r = replay.finish();
     let protocol = require(r.protocol, segment, "protocol")?;
     check_readable(&protocol)?;
-    Ok((protocol, require(r.metadata, segment, "metaData")?))
+    Ok(VersionHead {
+        protocol,
+        metadata: require(r.metadata, segment, "metaData")?,
+        commit_info,
+    })
 }

@@ -45,6 +45,16 @@ impl FetchPolicy {
         offset_index: false,
         column_index: false,
     };
+    /// Checkpoints and sidecars streamed a window of rows at a time: the page locations
+    /// too, so a window fetches only its pages and memory follows the window, not the
+    /// file (a 1M-file checkpoint is one 243 MB row group).
+    pub const LOG_STREAM: FetchPolicy = FetchPolicy {
+        footer_guess: 64 * 1024,
+        whole_file: 256 * 1024,
+        coalesce_gap: 1024 * 1024,
+        offset_index: true,
+        column_index: false,
+    };
     /// Data files read whole (scans without a limit): few, large requests.
     pub const DATA: FetchPolicy = FetchPolicy {
         footer_guess: 16 * 1024,
@@ -396,6 +406,75 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     }
 }
 
+/// The row windows a row group of `rows` rows is read in: one window when the file has no
+/// page locations (then the decoder fetches whole column chunks anyway) or the group is
+/// small, else `window` rows at a time.
+fn windows(rows: usize, window: usize, has_page_locations: bool) -> Vec<Range<usize>> {
+    if !has_page_locations || rows <= window || window == 0 {
+        return vec![0..rows];
+    }
+    (0..rows)
+        .step_by(window)
+        .map(|start| start..(start + window).min(rows))
+        .collect()
+}
+
+/// Read the selected columns of the Parquet file at `path` a window of about `window`
+/// rows at a time (each window fetches only its own pages where the file has page
+/// locations), handing each decoded batch to `on_batch`, which returns false to stop:
+/// memory follows the window, not the file. Used to stream checkpoints.
+pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+    columns: Columns<'_>,
+    window: usize,
+    on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+) -> Result<()> {
+    let (metadata, tail_start, tail) =
+        read_metadata(storage, path, size, FetchPolicy::LOG_STREAM).await?;
+    let metadata = Arc::new(metadata);
+    let mask = columns.mask(metadata.file_metadata().schema_descr());
+    let has_page_locations = metadata.page_index().is_some();
+    let prefetched = (tail_start, tail);
+    let mut go_on = true;
+    for rg in 0..metadata.num_row_groups() {
+        let rows = metadata.row_group(rg).num_rows().max(0) as usize;
+        for w in windows(rows, window, has_page_locations) {
+            let mut selectors = Vec::with_capacity(3);
+            if w.start > 0 {
+                selectors.push(RowSelector::skip(w.start));
+            }
+            selectors.push(RowSelector::select(w.len()));
+            if w.end < rows {
+                selectors.push(RowSelector::skip(rows - w.end));
+            }
+            let selection = (w.len() < rows).then(|| RowSelection::from(selectors));
+            decode_row_group(
+                storage,
+                path,
+                &metadata,
+                &prefetched,
+                rg,
+                mask.clone(),
+                8192,
+                None,
+                selection,
+                FetchPolicy::LOG_STREAM,
+                &mut |b| {
+                    go_on = on_batch(b)?;
+                    Ok(go_on)
+                },
+            )
+            .await?;
+            if !go_on {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,5 +486,14 @@ mod tests {
         assert_eq!(coalesce(&[0..5, 100..200], 10), vec![0..5, 100..200]);
         assert_eq!(coalesce(&[0..50, 10..20], 0), vec![0..50]);
         assert!(coalesce(&[], 5).is_empty());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn row_groups_are_read_in_windows_where_pages_can_be_located() {
+        assert_eq!(windows(10, 4, true), vec![0..4, 4..8, 8..10]);
+        assert_eq!(windows(10, 4, false), vec![0..10]);
+        assert_eq!(windows(3, 4, true), vec![0..3]);
+        assert_eq!(windows(0, 4, true), vec![0..0]);
+        assert_eq!(windows(8, 4, true), vec![0..4, 4..8]);
     }
 }

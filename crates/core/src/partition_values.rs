@@ -4,8 +4,9 @@
 use chrono::{NaiveDate, NaiveDateTime};
 use serde_json::Value;
 
+use crate::actions::{Add, Metadata};
 use crate::error::{Error, Result};
-use crate::schema::DataType;
+use crate::schema::{DataType, TableSchema};
 use crate::time_travel::parse_timestamp;
 
 fn bad(column: &str, raw: &str, ty: &str) -> Error {
@@ -18,6 +19,39 @@ fn bad(column: &str, raw: &str, ty: &str) -> Error {
 /// A partition value as a typed JSON value: numbers and booleans as JSON, decimals and
 /// dates as strings, timestamps as ISO-8601 strings (UTC for `timestamp`; wall clock for
 /// `timestamp_ntz`), `null` for null and for the empty string.
+/// The partition values of `file` in a table of `schema` and `metadata`, typed by the
+/// partition columns' Delta types and keyed by logical column name (column-mapped tables
+/// store physical names).
+pub fn file_partition_values(
+    schema: &TableSchema,
+    metadata: &Metadata,
+    file: &Add,
+) -> Result<serde_json::Map<String, Value>> {
+    metadata
+        .partition_columns
+        .iter()
+        .map(|col| {
+            let field = schema
+                .fields()
+                .iter()
+                .find(|f| &f.name == col)
+                .ok_or_else(|| Error::InvalidSchema {
+                    message: format!("partition column {col} is not in the schema"),
+                })?;
+            let key = field.physical_name().unwrap_or(col);
+            let raw = file
+                .partition_values
+                .get(key)
+                .or_else(|| file.partition_values.get(col))
+                .and_then(|v| v.as_deref());
+            Ok((
+                col.clone(),
+                partition_value_json(col, raw, &field.data_type)?,
+            ))
+        })
+        .collect()
+}
+
 pub fn partition_value_json(column: &str, raw: Option<&str>, ty: &DataType) -> Result<Value> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(Value::Null);

@@ -125,6 +125,17 @@ impl Replay {
         self.files = adds;
     }
 
+    /// Whether a newer action (applied with [`Replay::commit`]) names the same logical
+    /// file as `add`: then a checkpoint's `add` of it is no longer active.
+    pub fn supersedes(&self, add: &Add) -> bool {
+        self.seen.contains(&add.path, add.deletion_vector.as_ref())
+    }
+
+    /// The adds of the commits applied so far that are active, taken out.
+    pub fn take_files(&mut self) -> Vec<Add> {
+        std::mem::take(&mut self.files)
+    }
+
     pub fn finish(self) -> ReplayResult {
         ReplayResult {
             files: self.files,

@@ -9,7 +9,7 @@ use crate::log::prefetch::WithPrefetched;
 use crate::log::{Discover, find_log};
 use crate::log::{LogSegment, read_files};
 use crate::metadata::require;
-use crate::partition_values::partition_value_json;
+use crate::partition_values::file_partition_values;
 use crate::protocol::check_readable;
 use crate::replay::Replay;
 use crate::schema::TableSchema;
@@ -147,30 +147,7 @@ impl Snapshot {
         &self,
         file: &Add,
     ) -> Result<serde_json::Map<String, serde_json::Value>> {
-        self.metadata
-            .partition_columns
-            .iter()
-            .map(|col| {
-                let field = self
-                    .schema
-                    .fields()
-                    .iter()
-                    .find(|f| &f.name == col)
-                    .ok_or_else(|| Error::InvalidSchema {
-                        message: format!("partition column {col} is not in the schema"),
-                    })?;
-                let key = field.physical_name().unwrap_or(col);
-                let raw = file
-                    .partition_values
-                    .get(key)
-                    .or_else(|| file.partition_values.get(col))
-                    .and_then(|v| v.as_deref());
-                Ok((
-                    col.clone(),
-                    partition_value_json(col, raw, &field.data_type)?,
-                ))
-            })
-            .collect()
+        file_partition_values(&self.schema, &self.metadata, file)
     }
 
     /// Table properties with a value (Trino's `$properties`).
@@ -184,8 +161,15 @@ impl Snapshot {
 }
 
 impl Table {
-    /// The snapshot at `spec`.
+    /// The snapshot at `spec`: its protocol, metadata and every active file, in memory.
+    /// [`Table::version_info`] reads a version without its files.
     pub async fn snapshot(&self, spec: VersionSpec) -> Result<Snapshot> {
+        let segment = self.segment(spec).await?;
+        Snapshot::load(self, &segment).await
+    }
+
+    /// The files that reconstruct the version `spec` names.
+    pub(crate) async fn segment(&self, spec: VersionSpec) -> Result<LogSegment> {
         let storage = self.storage().as_ref();
         let (listing, version) = match spec {
             VersionSpec::Latest => (
@@ -199,7 +183,6 @@ impl Table {
                 (listing, Some(v))
             }
         };
-        let segment = listing.segment(version, self.location())?;
-        Snapshot::load(self, &segment).await
+        listing.segment(version, self.location())
     }
 }

@@ -1,7 +1,7 @@
 //! The active files (`deltalens files`, the explorer's Files tab, `GET /v1/files`).
 
 use deltalens_core::Snapshot;
-use deltalens_core::actions::DeletionVectorDescriptor;
+use deltalens_core::actions::{Add, DeletionVectorDescriptor};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -27,19 +27,23 @@ impl FileRow {
     pub fn all(s: &Snapshot) -> Result<Vec<FileRow>> {
         s.files
             .iter()
-            .map(|f| {
-                Ok(FileRow {
-                    path: f.path.clone(),
-                    size: f.size,
-                    modification_time: f.modification_time,
-                    num_records: f.num_records(),
-                    partition_values: s.partition_values_json(f)?,
-                    stats: f.stats_json(),
-                    deletion_vector: f.deletion_vector.clone(),
-                    deleted_rows: f.deletion_vector.as_ref().map(|d| d.cardinality),
-                })
-            })
+            .map(|f| Ok(FileRow::new(f, s.partition_values_json(f)?)))
             .collect()
+    }
+
+    /// The row of `f`, whose typed partition values are `partition_values`
+    /// (`Snapshot::partition_values_json`, `VersionInfo::partition_values_json`).
+    pub fn new(f: &Add, partition_values: Map<String, Value>) -> FileRow {
+        FileRow {
+            path: f.path.clone(),
+            size: f.size,
+            modification_time: f.modification_time,
+            num_records: f.num_records(),
+            partition_values,
+            stats: f.stats_json(),
+            deletion_vector: f.deletion_vector.clone(),
+            deleted_rows: f.deletion_vector.as_ref().map(|d| d.cardinality),
+        }
     }
 
     /// `col=value,…` (empty when the table is not partitioned).

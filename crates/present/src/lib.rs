@@ -22,7 +22,7 @@ pub mod value;
 
 pub use error::{PresentError, Result};
 pub use files::FileRow;
-pub use overview::{Overview, ProtocolSummary, warnings};
+pub use overview::{NOT_COUNTED, Overview, ProtocolSummary, warnings, warnings_of};
 pub use partitions::{PartitionRow, partitions};
 pub use rows::{Format, RowWriter, encode};
-pub use schema::{SchemaRow, schema_rows};
+pub use schema::{SchemaRow, schema_rows, schema_rows_of};

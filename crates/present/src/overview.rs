@@ -1,11 +1,26 @@
 //! The table overview (`deltalens info`, the explorer's Overview tab, `GET /v1/info`) and
 //! the warnings a user should read before trusting its numbers.
 
-use deltalens_core::Snapshot;
+use deltalens_core::actions::{Metadata, Protocol};
+use deltalens_core::file_totals::FileTotals;
+use deltalens_core::{Snapshot, VersionInfo};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::value::{bytes, timestamp};
+
+/// What the file fields say when the files were not counted (`info --no-files`, the
+/// explorer before its totals arrive).
+pub const NOT_COUNTED: &str = "not counted";
+
+/// The parts of a version an overview shows, from a snapshot or a version without files.
+struct Parts<'a> {
+    version: u64,
+    protocol: &'a Protocol,
+    metadata: &'a Metadata,
+    commit_info: Option<&'a serde_json::Map<String, Value>>,
+    checkpoint_version: Option<u64>,
+}
 
 /// The protocol a reader and a writer need.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,8 +38,10 @@ pub struct Overview {
     pub version: u64,
     /// The commit's time in milliseconds (`inCommitTimestamp` where the table has it).
     pub commit_timestamp: Option<i64>,
-    pub num_files: usize,
-    /// `None` (with a warning) when a corrupt log's sizes overflow the sum.
+    /// `None` when the files were not counted.
+    pub num_files: Option<u64>,
+    /// `None` (with a warning) when a corrupt log's sizes overflow the sum, or when the
+    /// files were not counted.
     pub size_bytes: Option<i64>,
     /// `None` when a file has no statistics, or (with a warning) the sum overflows.
     pub num_rows: Option<i64>,
@@ -43,33 +60,66 @@ pub struct Overview {
 impl Overview {
     /// The overview of `s`, read from `location`.
     pub fn of(location: &str, s: &Snapshot) -> Overview {
-        let md = &s.metadata;
-        let p = &s.protocol;
+        let totals = FileTotals::of(&s.files);
+        Overview::build(
+            location,
+            Parts {
+                version: s.version,
+                protocol: &s.protocol,
+                metadata: &s.metadata,
+                commit_info: s.commit_info.as_ref(),
+                checkpoint_version: s.checkpoint_version,
+            },
+            Some(&totals),
+        )
+    }
+
+    /// The overview of a version read without its files, with the totals streamed over
+    /// them (`None`: not counted, the file fields are null).
+    pub fn of_version(location: &str, v: &VersionInfo, totals: Option<&FileTotals>) -> Overview {
+        Overview::build(
+            location,
+            Parts {
+                version: v.version,
+                protocol: &v.protocol,
+                metadata: &v.metadata,
+                commit_info: v.commit_info.as_ref(),
+                checkpoint_version: v.checkpoint_version,
+            },
+            totals,
+        )
+    }
+
+    fn build(location: &str, v: Parts<'_>, totals: Option<&FileTotals>) -> Overview {
+        let (md, p) = (v.metadata, v.protocol);
         Overview {
             location: location.to_string(),
-            version: s.version,
-            commit_timestamp: s
+            version: v.version,
+            commit_timestamp: v
                 .commit_info
-                .as_ref()
                 .and_then(|c| c.get("inCommitTimestamp").or_else(|| c.get("timestamp")))
                 .and_then(Value::as_i64),
-            num_files: s.num_files(),
-            size_bytes: s.size_bytes().ok(),
-            num_rows: s.num_rows().ok().flatten(),
+            num_files: totals.map(|t| t.files),
+            size_bytes: totals.and_then(|t| t.size_bytes),
+            num_rows: totals.and_then(|t| t.rows),
             protocol: ProtocolSummary {
                 min_reader_version: p.min_reader_version,
                 min_writer_version: p.min_writer_version,
                 reader_features: p.reader_features.clone(),
                 writer_features: p.writer_features.clone(),
             },
-            properties: s.properties(),
-            partition_columns: s.partition_columns().to_vec(),
+            properties: md
+                .configuration
+                .iter()
+                .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+                .collect(),
+            partition_columns: md.partition_columns.clone(),
             created_time: md.created_time,
             name: md.name.clone(),
             description: md.description.clone(),
             id: md.id.clone(),
-            checkpoint_version: s.checkpoint_version,
-            warnings: warnings(s),
+            checkpoint_version: v.checkpoint_version,
+            warnings: warnings_of(v.version, v.checkpoint_version, totals),
         }
     }
 
@@ -82,20 +132,26 @@ impl Overview {
             ("location", self.location.clone()),
             ("version", self.version.to_string()),
             ("commit time", timestamp(self.commit_timestamp)),
-            ("files", self.num_files.to_string()),
+            (
+                "files",
+                self.num_files
+                    .map_or_else(|| NOT_COUNTED.into(), |n| n.to_string()),
+            ),
             (
                 "size",
-                self.size_bytes.map_or_else(
-                    || "unknown (the sizes overflow: see the warnings)".into(),
-                    |n| format!("{} ({n} bytes)", bytes(n)),
-                ),
+                match (self.num_files, self.size_bytes) {
+                    (None, _) => NOT_COUNTED.into(),
+                    (_, None) => "unknown (the sizes overflow: see the warnings)".into(),
+                    (_, Some(n)) => format!("{} ({n} bytes)", bytes(n)),
+                },
             ),
             (
                 "rows",
-                self.num_rows.map_or_else(
-                    || "unknown (files without statistics, or see the warnings)".into(),
-                    |n| n.to_string(),
-                ),
+                match (self.num_files, self.num_rows) {
+                    (None, _) => NOT_COUNTED.into(),
+                    (_, None) => "unknown (files without statistics, or see the warnings)".into(),
+                    (_, Some(n)) => n.to_string(),
+                },
             ),
             ("partition columns", self.partition_columns.join(", ")),
             (
@@ -121,43 +177,48 @@ impl Overview {
     }
 }
 
-/// Things a user should know before trusting the numbers.
+/// Things a user should know before trusting the numbers of `s`.
 pub fn warnings(s: &Snapshot) -> Vec<String> {
+    warnings_of(
+        s.version,
+        s.checkpoint_version,
+        Some(&FileTotals::of(&s.files)),
+    )
+}
+
+/// Things a user should know before trusting the numbers: sums that overflow, files
+/// without statistics or with deletion vectors, many small files, no checkpoint.
+pub fn warnings_of(
+    version: u64,
+    checkpoint: Option<u64>,
+    totals: Option<&FileTotals>,
+) -> Vec<String> {
     let mut w = Vec::new();
-    for e in [s.size_bytes().err(), s.num_rows().err()]
-        .into_iter()
-        .flatten()
-    {
-        w.push(e.to_string());
+    if let Some(t) = totals {
+        w.extend(t.overflows().iter().map(ToString::to_string));
+        if t.files_without_stats > 0 {
+            w.push(format!(
+                "{} of {} files have no statistics: the row count is unknown and filters cannot skip them",
+                t.files_without_stats, t.files
+            ));
+        }
+        if t.files_with_deletion_vectors > 0 {
+            w.push(format!(
+                "{} files carry deletion vectors: rows are deleted without rewriting files (run OPTIMIZE/PURGE to compact)",
+                t.files_with_deletion_vectors
+            ));
+        }
+        if t.files >= 100 && t.small_files * 2 > t.files {
+            w.push(format!(
+                "{} of {} files are under 1 MiB: consider OPTIMIZE",
+                t.small_files, t.files
+            ));
+        }
     }
-    let no_stats = s.files.iter().filter(|f| f.num_records().is_none()).count();
-    if no_stats > 0 {
-        w.push(format!(
-            "{no_stats} of {} files have no statistics: the row count is unknown and filters cannot skip them",
-            s.num_files()
-        ));
-    }
-    let with_dv = s
-        .files
-        .iter()
-        .filter(|f| f.deletion_vector.is_some())
-        .count();
-    if with_dv > 0 {
-        w.push(format!(
-            "{with_dv} files carry deletion vectors: rows are deleted without rewriting files (run OPTIMIZE/PURGE to compact)"
-        ));
-    }
-    let small = s.files.iter().filter(|f| f.size < 1024 * 1024).count();
-    if s.num_files() >= 100 && small * 2 > s.num_files() {
-        w.push(format!(
-            "{small} of {} files are under 1 MiB: consider OPTIMIZE",
-            s.num_files()
-        ));
-    }
-    if s.checkpoint_version.is_none() && s.version >= 100 {
+    if checkpoint.is_none() && version >= 100 {
         w.push(format!(
             "no checkpoint: opening the table replays {} commits",
-            s.version + 1
+            version + 1
         ));
     }
     w

@@ -1,7 +1,7 @@
 //! The schema as a tree of rows (`deltalens schema`, the explorer's Schema tab).
 
 use deltalens_core::Snapshot;
-use deltalens_core::schema::{DataType, StructField, to_arrow_type};
+use deltalens_core::schema::{DataType, StructField, TableSchema, to_arrow_type};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -98,9 +98,13 @@ fn push_rows(
 
 /// The schema as a depth-first list of rows (nested fields below their parent).
 pub fn schema_rows(s: &Snapshot) -> Vec<SchemaRow> {
+    schema_rows_of(&s.schema, s.partition_columns())
+}
+
+/// The rows of `schema` whose top-level `partition` columns are marked.
+pub fn schema_rows_of(schema: &TableSchema, partition: &[String]) -> Vec<SchemaRow> {
     let mut out = Vec::new();
-    let partition = s.partition_columns();
-    for f in s.schema.fields() {
+    for f in schema.fields() {
         push_rows(
             &mut out,
             "",

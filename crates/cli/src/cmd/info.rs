@@ -4,25 +4,50 @@ use deltalens_core::{Table, VersionSpec};
 
 use deltalens_present::{Overview, text};
 
-use super::{exit_without_freeing, to_json};
+use super::to_json;
 use crate::error::CliError;
 use crate::table::with_table;
 
-/// A table and the version to read.
-pub use crate::args::SnapshotArgs as Args;
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    pub snapshot: crate::args::SnapshotArgs,
+    /// Do not count the files (number, size, rows): read only the version's protocol,
+    /// metadata and commit — kilobytes, even for a table of a million files.
+    #[arg(long)]
+    pub no_files: bool,
+}
 
 pub async fn run(args: Args) -> Result<String, CliError> {
-    let t = &args.table;
+    let t = &args.snapshot.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        info(&o.table, args.at.spec()?, t.json).await
+        info(&o.table, args.snapshot.at.spec()?, t.json, args.no_files).await
     })
     .await
 }
 
-async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliError> {
-    let s = table.snapshot(at).await?;
-    let doc = Overview::of(table.location(), &s);
-    exit_without_freeing(s);
+async fn info(
+    table: &Table,
+    at: VersionSpec,
+    json: bool,
+    no_files: bool,
+) -> Result<String, CliError> {
+    let v = table.version_info(at).await?;
+    let totals = if no_files {
+        None
+    } else {
+        // streamed: memory follows a batch of the checkpoint, not the file count
+        let mut progress = Progress::new();
+        let t = v
+            .file_totals(&mut |t| {
+                progress.update(t.files);
+                true
+            })
+            .await?;
+        progress.clear();
+        Some(t)
+    };
+    let doc = Overview::of_version(table.location(), &v, totals.as_ref());
     if json {
         return to_json(&doc);
     }
@@ -37,4 +62,33 @@ async fn info(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliE
         out.push_str(&text::table(&["key", "value"], &rows));
     }
     Ok(out)
+}
+
+/// Files counted so far, on stderr when both stdout and stderr are terminals.
+struct Progress {
+    on: bool,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            on: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            drawn: false,
+        }
+    }
+
+    fn update(&mut self, files: u64) {
+        if self.on {
+            eprint!("\r\x1b[Kcounting files: {files} so far");
+            self.drawn = true;
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[K");
+        }
+    }
 }

@@ -1,0 +1,136 @@
+//! A table version without its files: protocol, metadata, schema, properties and the
+//! version's commit — what `schema`, `$properties`, history and time travel need — read
+//! from the commits after the checkpoint and the checkpoint's `protocol`/`metaData`
+//! columns only (a few kilobytes of a 243 MB checkpoint). The files are streamed
+//! ([`VersionInfo::for_each_file`], [`VersionInfo::file_totals`]) or loaded
+//! ([`VersionInfo::snapshot`]) only when a question needs them.
+
+use std::collections::BTreeMap;
+
+use crate::actions::{Add, Metadata, Protocol};
+use crate::active_files::for_each_active_file;
+use crate::error::Result;
+use crate::file_totals::FileTotals;
+use crate::log::LogSegment;
+use crate::metadata::load_head;
+use crate::partition_values::file_partition_values;
+use crate::schema::TableSchema;
+use crate::snapshot::Snapshot;
+use crate::table::{Table, VersionSpec};
+
+/// Files counted between two progress reports of [`VersionInfo::file_totals`].
+pub const PROGRESS_EVERY_FILES: u64 = 50_000;
+
+/// A table version without its files (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct VersionInfo {
+    table: Table,
+    segment: LogSegment,
+    /// The version.
+    pub version: u64,
+    /// The protocol in force (checked readable).
+    pub protocol: Protocol,
+    /// The table metadata in force.
+    pub metadata: Metadata,
+    /// The schema of `metadata`, parsed.
+    pub schema: TableSchema,
+    /// The `commitInfo` of this version's commit, when its commit file still exists.
+    pub commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The version of the checkpoint the version is read from, if any.
+    pub checkpoint_version: Option<u64>,
+}
+
+impl Table {
+    /// The version `spec` names, without its files.
+    pub async fn version_info(&self, spec: VersionSpec) -> Result<VersionInfo> {
+        let segment = self.segment(spec).await?;
+        let head = load_head(self.storage().as_ref(), &segment).await?;
+        Ok(VersionInfo {
+            table: self.clone(),
+            version: segment.version,
+            schema: TableSchema::parse(&head.metadata.schema_string)?,
+            protocol: head.protocol,
+            metadata: head.metadata,
+            commit_info: head.commit_info,
+            checkpoint_version: segment.checkpoint.as_ref().map(|c| c.version),
+            segment,
+        })
+    }
+}
+
+impl VersionInfo {
+    /// The table this version was read from.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The partition columns, in order.
+    pub fn partition_columns(&self) -> &[String] {
+        &self.metadata.partition_columns
+    }
+
+    /// Table properties with a value (Trino's `$properties`).
+    pub fn properties(&self) -> BTreeMap<String, String> {
+        self.metadata
+            .configuration
+            .iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+            .collect()
+    }
+
+    /// The partition values of `file`, typed and keyed by logical column name.
+    pub fn partition_values_json(
+        &self,
+        file: &Add,
+    ) -> Result<serde_json::Map<String, serde_json::Value>> {
+        file_partition_values(&self.schema, &self.metadata, file)
+    }
+
+    /// Hand every active file to `on_file` (checkpoint order, then the newer commits'),
+    /// until it returns false; memory follows a batch of the checkpoint, not the file
+    /// count.
+    pub async fn for_each_file(&self, on_file: &mut dyn FnMut(Add) -> Result<bool>) -> Result<()> {
+        for_each_active_file(self.table.storage().as_ref(), &self.segment, on_file).await
+    }
+
+    /// Totals over the active files, streamed; `on_progress` sees the totals so far every
+    /// [`PROGRESS_EVERY_FILES`] files (and returns false to stop: the totals are then
+    /// partial).
+    pub async fn file_totals(
+        &self,
+        on_progress: &mut dyn FnMut(&FileTotals) -> bool,
+    ) -> Result<FileTotals> {
+        let mut totals = FileTotals::new();
+        self.for_each_file(&mut |f| {
+            totals.add(&f);
+            Ok(totals.files % PROGRESS_EVERY_FILES != 0 || on_progress(&totals))
+        })
+        .await?;
+        Ok(totals)
+    }
+
+    /// The active files from `offset`, at most `limit` of them (all with `None`), in the
+    /// order of [`VersionInfo::for_each_file`]; reading stops once the page is full.
+    pub async fn files_page(&self, offset: usize, limit: Option<usize>) -> Result<Vec<Add>> {
+        let mut page = Vec::new();
+        let mut skipped = 0;
+        if limit == Some(0) {
+            return Ok(page);
+        }
+        self.for_each_file(&mut |f| {
+            if skipped < offset {
+                skipped += 1;
+                return Ok(true);
+            }
+            page.push(f);
+            Ok(limit.is_none_or(|l| page.len() < l))
+        })
+        .await?;
+        Ok(page)
+    }
+
+    /// The snapshot of this version: every active file, in memory.
+    pub async fn snapshot(&self) -> Result<Snapshot> {
+        Snapshot::load(&self.table, &self.segment).await
+    }
+}
