@@ -40,13 +40,19 @@ fn document(doc: &impl Serialize, version: u64) -> Result<ApiResponse> {
 /// `limits` (rows returned, rows held in memory on the way).
 pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<ApiResponse> {
     match api {
+        // the version without its file list: totals are streamed over the files, and the
+        // schema needs no file at all (a million-file table fits a worker's 128 MB)
         ApiRequest::Info { at, .. } => {
-            let s = table.snapshot(at).await?;
-            document(&Overview::of(table.location(), &s), s.version)
+            let v = table.version_info(at).await?;
+            let totals = v.file_totals(&mut |_| true).await?;
+            document(
+                &Overview::of_version(table.location(), &v, Some(&totals)),
+                v.version,
+            )
         }
         ApiRequest::Schema { at, .. } => {
-            let s = table.snapshot(at).await?;
-            document(&s.schema.raw, s.version)
+            let v = table.version_info(at).await?;
+            document(&v.schema.raw, v.version)
         }
         ApiRequest::Files { at, .. } => {
             let s = table.snapshot(at).await?;

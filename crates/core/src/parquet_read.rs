@@ -51,7 +51,9 @@ impl FetchPolicy {
     pub const LOG_STREAM: FetchPolicy = FetchPolicy {
         footer_guess: 64 * 1024,
         whole_file: 256 * 1024,
-        coalesce_gap: 1024 * 1024,
+        // a window's pages of one column lie next to the next window's: a wide gap
+        // would fetch those again with every window
+        coalesce_gap: 16 * 1024,
         offset_index: true,
         column_index: false,
     };
@@ -311,7 +313,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
     metadata: &Arc<ParquetMetaData>,
-    prefetched: &(u64, Bytes),
+    prefetched: &[(u64, Bytes)],
     row_group: usize,
     mask: ProjectionMask,
     batch_size: usize,
@@ -344,10 +346,9 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         builder = builder.with_row_selection(sel);
     }
     let mut decoder = builder.build().map_err(|e| Error::parquet(path, e))?;
-    let (start, tail) = prefetched;
-    if !tail.is_empty() {
+    for (start, data) in prefetched.iter().filter(|(_, d)| !d.is_empty()) {
         decoder
-            .push_range(*start..*start + tail.len() as u64, tail.clone())
+            .push_range(*start..*start + data.len() as u64, data.clone())
             .map_err(|e| Error::parquet(path, e))?;
     }
     loop {
@@ -408,16 +409,86 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
 
 /// The row windows a row group of `rows` rows is read in: one window when the file has no
 /// page locations (then the decoder fetches whole column chunks anyway) or the group is
-/// small, else `window` rows at a time.
-fn windows(rows: usize, window: usize, has_page_locations: bool) -> Vec<Range<usize>> {
-    if !has_page_locations || rows <= window || window == 0 {
+/// small, else windows growing from `first` rows to `window` rows (doubling), so a
+/// reader that stops early (a first page of files) fetches little, and a full read few
+/// windows. Each window ends where a page of the largest column starts
+/// (`page_starts`, its pages' first rows, ascending): a page split between two windows
+/// would be fetched by both.
+fn windows(
+    rows: usize,
+    first: usize,
+    window: usize,
+    page_starts: Option<&[usize]>,
+) -> Vec<Range<usize>> {
+    let Some(starts) = page_starts else {
+        return vec![0..rows];
+    };
+    if rows <= first || window == 0 {
         return vec![0..rows];
     }
-    (0..rows)
-        .step_by(window)
-        .map(|start| start..(start + window).min(rows))
-        .collect()
+    let mut out = Vec::new();
+    let (mut start, mut len) = (0, first.max(1));
+    while start < rows {
+        let target = start + len;
+        let end = starts
+            .get(starts.partition_point(|&p| p < target))
+            .copied()
+            .unwrap_or(rows)
+            .min(rows);
+        out.push(start..end);
+        start = end;
+        len = (len * 2).min(window.max(1));
+    }
+    out
 }
+
+/// The first rows of the pages of the projected column with the most bytes in row group
+/// `rg` (`None` without page locations).
+fn page_starts(metadata: &ParquetMetaData, rg: usize, mask: &ProjectionMask) -> Option<Vec<usize>> {
+    metadata.page_index()?;
+    let group = metadata.row_group(rg);
+    let largest = (0..group.num_columns())
+        .filter(|i| mask.leaf_included(*i))
+        .max_by_key(|i| group.column(*i).compressed_size())?;
+    let pages = metadata.page_index_for_row_group(rg);
+    let locations = pages.page_locations(largest)?;
+    Some(
+        locations
+            .iter()
+            .map(|p| usize::try_from(p.first_row_index).unwrap_or(usize::MAX))
+            .collect(),
+    )
+}
+
+/// The dictionary pages of the columns in `mask` of row group `rg`, fetched in one
+/// coalesced read: (offset, bytes) for the decoder.
+async fn dictionary_pages<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    metadata: &ParquetMetaData,
+    rg: usize,
+    mask: &ProjectionMask,
+) -> Result<Vec<(u64, Bytes)>> {
+    let group = metadata.row_group(rg);
+    let ranges: Vec<Range<u64>> = (0..group.num_columns())
+        .filter(|i| mask.leaf_included(*i))
+        .filter_map(|i| {
+            let c = group.column(i);
+            let start = u64::try_from(c.dictionary_page_offset()?).ok()?;
+            let end = u64::try_from(c.data_page_offset()).ok()?;
+            (start < end).then_some(start..end)
+        })
+        .collect();
+    if ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+    check_footer_ranges(&ranges, path)?;
+    let data = fetch_ranges(storage, path, &ranges, FetchPolicy::LOG_STREAM.coalesce_gap).await?;
+    Ok(ranges.iter().map(|r| r.start).zip(data).collect())
+}
+
+/// Rows of the first window of a streamed file (see [`windows`]).
+const FIRST_WINDOW_ROWS: usize = 1024;
 
 /// Read the selected columns of the Parquet file at `path` a window of about `window`
 /// rows at a time (each window fetches only its own pages where the file has page
@@ -435,12 +506,18 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
         read_metadata(storage, path, size, FetchPolicy::LOG_STREAM).await?;
     let metadata = Arc::new(metadata);
     let mask = columns.mask(metadata.file_metadata().schema_descr());
-    let has_page_locations = metadata.page_index().is_some();
-    let prefetched = (tail_start, tail);
     let mut go_on = true;
     for rg in 0..metadata.num_row_groups() {
         let rows = metadata.row_group(rg).num_rows().max(0) as usize;
-        for w in windows(rows, window, has_page_locations) {
+        let starts = page_starts(&metadata, rg, &mask);
+        let windows = windows(rows, FIRST_WINDOW_ROWS, window, starts.as_deref());
+        // every window needs the dictionary pages of its columns: fetched once per row
+        // group, not once per window (a column of unique paths has a 1 MiB dictionary)
+        let mut prefetched = vec![(tail_start, tail.clone())];
+        if windows.len() > 1 {
+            prefetched.extend(dictionary_pages(storage, path, &metadata, rg, &mask).await?);
+        }
+        for w in windows {
             let mut selectors = Vec::with_capacity(3);
             if w.start > 0 {
                 selectors.push(RowSelector::skip(w.start));
@@ -490,10 +567,20 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn row_groups_are_read_in_windows_where_pages_can_be_located() {
-        assert_eq!(windows(10, 4, true), vec![0..4, 4..8, 8..10]);
-        assert_eq!(windows(10, 4, false), vec![0..10]);
-        assert_eq!(windows(3, 4, true), vec![0..3]);
-        assert_eq!(windows(0, 4, true), vec![0..0]);
-        assert_eq!(windows(8, 4, true), vec![0..4, 4..8]);
+        let every: Vec<usize> = (0..40).collect();
+        let all = Some(&every[..]);
+        assert_eq!(windows(10, 4, 4, all), vec![0..4, 4..8, 8..10]);
+        assert_eq!(windows(10, 4, 4, None), vec![0..10]);
+        assert_eq!(windows(3, 4, 4, all), vec![0..3]);
+        assert_eq!(windows(0, 4, 4, all), vec![0..0]);
+        assert_eq!(windows(8, 4, 4, all), vec![0..4, 4..8]);
+        // growing from the first window to the largest
+        assert_eq!(
+            windows(30, 2, 8, all),
+            vec![0..2, 2..6, 6..14, 14..22, 22..30]
+        );
+        // ending where pages start: never a page in two windows
+        let pages = [0, 5, 7, 20, 21];
+        assert_eq!(windows(30, 2, 8, Some(&pages)), vec![0..5, 5..20, 20..30]);
     }
 }

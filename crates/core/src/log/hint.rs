@@ -19,6 +19,20 @@ use super::segment::Checkpoint;
 /// file when it is small (the same threshold the checkpoint reader fetches whole).
 pub const CHECKPOINT_TAIL: u64 = 256 * 1024;
 
+/// Bytes read from the end of a checkpoint the hint says is large (over 1 MiB): its
+/// footer only — the rest is read by column and by window, and a question that needs no
+/// file (the schema, the properties) should not pay for 256 KiB of add statistics.
+pub const LARGE_CHECKPOINT_TAIL: u64 = 64 * 1024;
+
+/// The tail to prefetch of a checkpoint file of `size` bytes.
+fn tail_len(size: u64) -> u64 {
+    if size > 1024 * 1024 {
+        LARGE_CHECKPOINT_TAIL
+    } else {
+        CHECKPOINT_TAIL
+    }
+}
+
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct V2Hint {
     pub path: String,
@@ -113,7 +127,7 @@ pub async fn fetch_hinted<S: Storage + ?Sized>(
     };
     let tails: Vec<_> = futures::stream::iter(paths.iter().map(|p| async move {
         if let Some(size) = known_size {
-            let start = size.saturating_sub(CHECKPOINT_TAIL);
+            let start = size.saturating_sub(tail_len(size));
             match storage.get_range(p, ByteRange::Bounded(start..size)).await {
                 Ok(d) if d.len() as u64 == size - start && d.ends_with(b"PAR1") => {
                     return Ok(Some((d, size)));

@@ -110,7 +110,7 @@ impl Scan<'_> {
             self.storage(),
             path,
             &layout.metadata,
-            &layout.prefetched,
+            std::slice::from_ref(&layout.prefetched),
             read.rg,
             layout.mask.clone(),
             self.options.batch_size,

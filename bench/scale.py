@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Benchmark: cost follows the question, not the table. On a table of N active files (one
+classic checkpoint of N adds with JSON stats, then 50 commits: ../shared/bench/make_scale.py;
+no data files), each question is asked of deltalens, deltalake and DuckDB side by side in one
+run, each run a fresh process, interleaved:
+
+    cargo build --release -p deltalens-cli
+    python3 bench/scale.py BENCH_DIR [--files 1000000] [--runs 3] [--goals]
+
+(BENCH_DIR/ckpt{N/1000}k is written by make_scale.py when missing.) Reported per question
+and reader: median wall time of the process and of the engine call, peak RSS, bytes read
+(deltalens: its counting storage, --io-stats; the peers: /proc/self/io rchar growth), then
+ratios against deltalake's open (DeltaTable(path): the whole file list, the usual first
+step) and, with --goals, the #12 goals checked (exit 1 when one fails). Peers' processes
+include the Python interpreter (~20 MB); deltalens' process is the engine.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import textwrap
+
+from common import run_rss
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MAKE_SCALE = os.path.join(ROOT, "..", "shared", "bench", "make_scale.py")
+
+PY_PRELUDE = textwrap.dedent("""
+    import json, sys, time
+    def rchar():
+        return int(next(l for l in open('/proc/self/io') if l.startswith('rchar')).split()[1])
+    T = sys.argv[1]
+""")
+
+# deltalake: what a user writes for each question
+DELTALAKE = {
+    "open": "dt = DeltaTable(T); n = len(dt.file_uris())",
+    "schema": "dt = DeltaTable(T, without_files=True); s = dt.schema().to_json()",
+    "history": "dt = DeltaTable(T, without_files=True); h = dt.history(10)",
+    "info_no_files": "dt = DeltaTable(T, without_files=True); m = dt.metadata(); p = dt.protocol(); v = dt.version()",
+    "info": ("dt = DeltaTable(T); a = dt.get_add_actions(flatten=True); "
+             "n = a.num_rows; size = sum(a.column('size_bytes').to_pylist()); "
+             "rows = sum(a.column('num_records').to_pylist())"),
+    "files_100": "dt = DeltaTable(T); f = dt.file_uris()[:100]",
+}
+
+DUCKDB_SETUP = textwrap.dedent("""
+    import duckdb, duckdb_extension_delta, os
+    ext = os.path.join(os.path.dirname(duckdb_extension_delta.__file__), 'extensions', 'v' + duckdb.__version__, 'delta.duckdb_extension')
+    con = duckdb.connect(config={'allow_unsigned_extensions': 'true'})
+    con.execute(f"LOAD '{ext}'")
+""")
+# DuckDB: the schema, and the file list with statistics (a filter that prunes every file)
+DUCKDB = {
+    "schema": "r = con.execute('DESCRIBE SELECT * FROM delta_scan(?)', [T]).fetchall()",
+    "info": "r = con.execute('SELECT count(*) FROM delta_scan(?) WHERE id < -1', [T]).fetchone()",
+}
+
+DELTALENS = {
+    "schema": ["schema", "{T}"],
+    "history": ["history", "{T}", "--limit", "10"],
+    "info_no_files": ["info", "{T}", "--no-files"],
+    "info": ["info", "{T}"],
+    "files_100": ["files", "{T}", "--limit", "100"],
+}
+
+QUESTIONS = [
+    ("schema", "schema"),
+    ("history", "history --limit 10"),
+    ("info_no_files", "info without file totals"),
+    ("info", "info with file totals"),
+    ("files_100", "files --limit 100"),
+]
+
+
+def py(body, setup, table):
+    script = PY_PRELUDE + setup + textwrap.dedent(f"""
+        r0 = rchar(); t0 = time.perf_counter()
+        {body}
+        t1 = time.perf_counter(); r1 = rchar()
+        print(json.dumps({{"engine_s": t1 - t0, "bytes": r1 - r0}}))
+    """)
+    r = run_rss([sys.executable, "-c", script, table])
+    r.update(json.loads(r["out"]))
+    return r
+
+
+def deltalens(binary, args, table):
+    r = run_rss([binary] + [a.replace("{T}", table) for a in args] + ["--io-stats"])
+    m = re.search(r"io: (\d+) requests .*?, (\d+) bytes read", r["err"])
+    r.update(engine_s=r["wall_s"], bytes=int(m.group(2)), requests=int(m.group(1)))
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench_dir")
+    ap.add_argument("--files", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--deltalens", default=os.path.join(ROOT, "target/release/deltalens"))
+    ap.add_argument("--goals", action="store_true", help="check the issue's goals; exit 1 on a miss")
+    ap.add_argument("--no-peers", action="store_true", help="deltalens only (CI's brief run)")
+    a = ap.parse_args()
+    table = os.path.join(a.bench_dir, f"ckpt{a.files // 1000}k")
+    if not os.path.isdir(os.path.join(table, "_delta_log")):
+        subprocess.run([sys.executable, MAKE_SCALE, a.bench_dir, str(a.files)], check=True)
+    cp = [f for f in os.listdir(os.path.join(table, "_delta_log")) if f.endswith(".checkpoint.parquet")]
+    cp_bytes = sum(os.path.getsize(os.path.join(table, "_delta_log", f)) for f in cp)
+    print(f"table {table}: {a.files} files in the checkpoint ({cp_bytes / 1e6:.0f} MB), then 50 commits")
+    print(f"cores: {os.cpu_count()}; runs: {a.runs} (median); a fresh process each\n")
+
+    readers = {}
+    for q, _ in QUESTIONS:
+        readers[("deltalens", q)] = lambda q=q: deltalens(a.deltalens, DELTALENS[q], table)
+        if not a.no_peers:
+            readers[("deltalake", q)] = lambda q=q: py(DELTALAKE[q], "from deltalake import DeltaTable\n", table)
+            if q in DUCKDB:
+                readers[("duckdb", q)] = lambda q=q: py(DUCKDB[q], DUCKDB_SETUP, table)
+    if not a.no_peers:
+        readers[("deltalake", "open")] = lambda: py(DELTALAKE["open"], "from deltalake import DeltaTable\n", table)
+    results = {k: [] for k in readers}
+    for _ in range(a.runs):
+        for k, f in readers.items():
+            results[k].append(f())
+    med = {k: {m: statistics.median(r[m] for r in v) for m in ("wall_s", "engine_s", "rss", "bytes")}
+           for k, v in results.items()}
+
+    print(f"{'question':<26} {'reader':<10} {'process s':>10} {'engine s':>9} {'peak RSS MiB':>13} {'read MB':>9}")
+    for q, label in QUESTIONS + ([("open", "open (DeltaTable(path))")] if not a.no_peers else []):
+        for who in ("deltalens", "deltalake", "duckdb"):
+            m = med.get((who, q))
+            if m:
+                print(f"{label:<26} {who:<10} {m['wall_s']:>10.3f} {m['engine_s']:>9.3f} "
+                      f"{m['rss'] / 2**20:>13.0f} {m['bytes'] / 1e6:>9.2f}")
+    if not a.no_peers:
+        open_s, open_rss = med[("deltalake", "open")]["engine_s"], med[("deltalake", "open")]["rss"]
+        print("\nratios (deltalens process / deltalake's open engine time; RSS / deltalake open RSS;"
+              " and against each peer's own answer to the question)")
+        for q, label in QUESTIONS:
+            d = med[("deltalens", q)]
+            line = f"{label:<26} time {d['wall_s'] / open_s:6.3f}x open, RSS {d['rss'] / open_rss:5.3f}x open"
+            for who in ("deltalake", "duckdb"):
+                p = med.get((who, q))
+                if p:
+                    line += f"; vs {who}: time {d['wall_s'] / p['engine_s']:.2f}x, RSS {d['rss'] / p['rss']:.2f}x"
+            print(line)
+    if a.goals:
+        misses = []
+        def goal(ok, what):
+            print(f"goal {'met ' if ok else 'MISS'}: {what}")
+            if not ok:
+                misses.append(what)
+        mb = 2**20
+        for q in ("schema", "history", "info_no_files"):
+            d = med[("deltalens", q)]
+            goal(d["bytes"] <= 100_000, f"{q}: {d['bytes']:,.0f} bytes read <= 100 KB")
+            goal(d["rss"] <= 50 * mb, f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= 50 MiB")
+            if not a.no_peers:
+                goal(d["wall_s"] <= 0.05 * open_s, f"{q}: {d['wall_s']:.3f} s <= 0.05 x deltalake's open ({open_s:.2f} s)")
+        for q in ("info", "files_100"):
+            d = med[("deltalens", q)]
+            goal(d["rss"] <= 100 * mb, f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= 100 MiB")
+            if not a.no_peers:
+                goal(d["wall_s"] <= 0.5 * open_s, f"{q}: {d['wall_s']:.3f} s <= 0.5 x deltalake's open ({open_s:.2f} s)")
+        if misses:
+            sys.exit(f"{len(misses)} goals missed")
+
+
+if __name__ == "__main__":
+    main()
