@@ -2,12 +2,15 @@
 //!
 //! Storage is reached only through [`deltalens_storage::Storage`]. Start with [`Table`].
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod actions;
 pub mod changes;
 pub mod checkpoint;
 pub mod column_mapping;
 pub mod deletion_vector;
 pub mod diff;
+/// The error type of every fallible operation of this crate.
 pub mod error;
 pub mod history;
 pub mod limits;

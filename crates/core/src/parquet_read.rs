@@ -38,7 +38,7 @@ pub(crate) struct FetchPolicy {
 
 impl FetchPolicy {
     /// Checkpoints and sidecars: read in as few round trips as possible.
-    pub const LOG: FetchPolicy = FetchPolicy {
+    pub(crate) const LOG: FetchPolicy = FetchPolicy {
         footer_guess: 64 * 1024,
         whole_file: 256 * 1024,
         coalesce_gap: 1024 * 1024,
@@ -46,7 +46,7 @@ impl FetchPolicy {
         column_index: false,
     };
     /// Data files read whole (scans without a limit): few, large requests.
-    pub const DATA: FetchPolicy = FetchPolicy {
+    pub(crate) const DATA: FetchPolicy = FetchPolicy {
         footer_guess: 16 * 1024,
         whole_file: 0,
         coalesce_gap: 1024 * 1024,
@@ -54,7 +54,7 @@ impl FetchPolicy {
         column_index: false,
     };
     /// Filtered scans: the page index too, to skip pages whose statistics rule them out.
-    pub const FILTERED: FetchPolicy = FetchPolicy {
+    pub(crate) const FILTERED: FetchPolicy = FetchPolicy {
         footer_guess: 16 * 1024,
         whole_file: 0,
         coalesce_gap: 8 * 1024,
@@ -63,7 +63,7 @@ impl FetchPolicy {
     };
     /// Previews (a row limit): page locations and no gap filling, to fetch only the
     /// pages that hold the first rows.
-    pub const PREVIEW: FetchPolicy = FetchPolicy {
+    pub(crate) const PREVIEW: FetchPolicy = FetchPolicy {
         footer_guess: 8 * 1024,
         whole_file: 0,
         coalesce_gap: 0,
