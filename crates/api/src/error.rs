@@ -7,31 +7,57 @@ use deltalens_storage::{BudgetKind, StorageError};
 pub enum ApiError {
     /// The SQL does not parse.
     #[error("cannot parse the query: {message}")]
-    Syntax { message: String },
+    Syntax {
+        /// The SQL parser's message.
+        message: String,
+    },
 
     /// The SQL parses but uses something outside the supported subset.
     #[error("{construct} is not supported: {hint}")]
-    Unsupported { construct: String, hint: String },
+    Unsupported {
+        /// The construct refused, as written (`WITH`, `UNION`, …).
+        construct: String,
+        /// What to write instead, or what is supported.
+        hint: String,
+    },
 
     /// A request parameter is missing or malformed.
     #[error("invalid parameter `{parameter}`: {message}")]
-    InvalidParameter { parameter: String, message: String },
+    InvalidParameter {
+        /// The parameter's name.
+        parameter: String,
+        /// What is wrong with its value.
+        message: String,
+    },
 
     /// The query refers to a column that is not there, or uses it wrongly.
     #[error("column `{column}`: {message}")]
-    Column { column: String, message: String },
+    Column {
+        /// The column as named in the query (`*` for an aggregate of `*`).
+        column: String,
+        /// What is wrong.
+        message: String,
+    },
 
     /// The table URL is not covered by the allowlist.
     #[error(
         "the table {table} is not allowed here: its URL does not start with any of the {allowed} allowed prefixes; ask the operator to add it to DELTALENS_ALLOWED_TABLES"
     )]
-    Forbidden { table: String, allowed: usize },
+    Forbidden {
+        /// The table URL requested.
+        table: String,
+        /// How many prefixes the allowlist has.
+        allowed: usize,
+    },
 
     /// The result has more rows than the request may return.
     #[error(
         "the rows budget of this request ({limit}) ran out: the result has more rows; add a LIMIT, a filter or a GROUP BY"
     )]
-    RowsBudget { limit: usize },
+    RowsBudget {
+        /// The most rows the request may return.
+        limit: usize,
+    },
 
     /// Reading the table failed.
     #[error(transparent)]
@@ -39,12 +65,19 @@ pub enum ApiError {
 
     /// A computation over the rows failed.
     #[error("cannot compute {what}: {message}")]
-    Compute { what: String, message: String },
+    Compute {
+        /// What was being computed (an aggregate, a sort, …).
+        what: String,
+        /// Why it failed (an Arrow error, an overflow).
+        message: String,
+    },
 
     /// Writing the result failed.
     #[error("cannot write the result as {format}: {message}")]
     Encode {
+        /// The output format's name (`rows` when the format is not known).
         format: &'static str,
+        /// The writer's error.
         message: String,
     },
 }

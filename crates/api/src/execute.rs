@@ -25,13 +25,16 @@ use crate::sql::{Bound, Item, OrderTarget, Query, Source};
 /// A query's result.
 #[derive(Debug, Clone)]
 pub struct Output {
+    /// The result's schema (output names and types).
     pub schema: SchemaRef,
+    /// The result's rows, in order.
     pub batches: Vec<RecordBatch>,
     /// The table version read (the end of the range for `table_changes`).
     pub version: u64,
 }
 
 impl Output {
+    /// The number of rows over every batch.
     pub fn num_rows(&self) -> usize {
         self.batches.iter().map(|b| b.num_rows()).sum()
     }

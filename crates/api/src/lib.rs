@@ -14,6 +14,8 @@
 //! - rows are written by `deltalens_present`'s [`RowWriter`](deltalens_present::RowWriter)
 //!   in one of [`request::SERVED_FORMATS`].
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod access;
 pub mod aggregate;
 mod error;

@@ -38,11 +38,41 @@ pub fn parse_format(name: &str) -> Result<Format> {
 /// One API request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApiRequest {
-    Info { table: String, at: VersionSpec },
-    Schema { table: String, at: VersionSpec },
-    History { table: String, limit: Option<usize> },
-    Files { table: String, at: VersionSpec },
-    Rows { query: Box<Query>, format: Format },
+    /// `GET /v1/info`: the table overview.
+    Info {
+        /// The table URL.
+        table: String,
+        /// The version to read (latest by default).
+        at: VersionSpec,
+    },
+    /// `GET /v1/schema`: the schema rows.
+    Schema {
+        /// The table URL.
+        table: String,
+        /// The version to read (latest by default).
+        at: VersionSpec,
+    },
+    /// `GET /v1/history`: the commit history, newest first.
+    History {
+        /// The table URL.
+        table: String,
+        /// The most commits to return; `None` for all.
+        limit: Option<usize>,
+    },
+    /// `GET /v1/files`: the active files.
+    Files {
+        /// The table URL.
+        table: String,
+        /// The version to read (latest by default).
+        at: VersionSpec,
+    },
+    /// Rows: `GET /v1/scan`, `GET /v1/changes` or a SQL query.
+    Rows {
+        /// The query to run.
+        query: Box<Query>,
+        /// The output format of the rows.
+        format: Format,
+    },
 }
 
 impl ApiRequest {

@@ -13,7 +13,9 @@ use crate::request::ApiRequest;
 /// A response body and what the headers say about it.
 #[derive(Debug, Clone)]
 pub struct ApiResponse {
+    /// The `Content-Type` of the body (`application/json` for documents).
     pub content_type: &'static str,
+    /// The encoded document or rows.
     pub body: Vec<u8>,
     /// The table version read.
     pub version: u64,

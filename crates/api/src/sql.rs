@@ -29,11 +29,19 @@ use crate::error::{ApiError, Result};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// A table at a version (`VERSION AS OF` / `TIMESTAMP AS OF`, latest by default).
-    Table { url: String, at: VersionSpec },
+    Table {
+        /// The table URL.
+        url: String,
+        /// The version to read.
+        at: VersionSpec,
+    },
     /// `table_changes(url, from, to)`: the change data feed, bounds inclusive.
     Changes {
+        /// The table URL.
         url: String,
+        /// The start of the range (inclusive): a version or a timestamp.
         from: Bound,
+        /// The end of the range (inclusive); `None` for the latest version.
         to: Option<Bound>,
     },
 }
@@ -41,7 +49,9 @@ pub enum Source {
 /// A bound of `table_changes`: a version, or a timestamp (ms since the epoch, UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
+    /// A table version.
     Version(u64),
+    /// A timestamp in milliseconds since the epoch, UTC.
     Timestamp(i64),
 }
 
@@ -57,10 +67,15 @@ impl Source {
 /// An aggregate function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
+    /// `COUNT`: non-null values, or rows for `COUNT(*)`.
     Count,
+    /// `SUM` of a numeric column.
     Sum,
+    /// `MIN`: the smallest value.
     Min,
+    /// `MAX`: the largest value.
     Max,
+    /// `AVG`: the mean of a numeric column.
     Avg,
 }
 
@@ -94,11 +109,19 @@ pub enum Item {
     /// `*`: every column.
     Star,
     /// A column, optionally renamed.
-    Column { name: String, alias: Option<String> },
+    Column {
+        /// The column's name.
+        name: String,
+        /// The `AS` name; `None` to keep the column's.
+        alias: Option<String>,
+    },
     /// An aggregate; `arg` is `None` for `COUNT(*)`.
     Agg {
+        /// The function.
         func: AggFunc,
+        /// The column aggregated; `None` for `COUNT(*)`.
         arg: Option<String>,
+        /// The `AS` name; `None` for the default name ([`agg_name`]).
         alias: Option<String>,
     },
 }
@@ -136,19 +159,28 @@ pub enum OrderTarget {
 /// in Spark).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderKey {
+    /// What to sort by.
     pub target: OrderTarget,
+    /// `DESC`.
     pub descending: bool,
+    /// Whether nulls sort first (the default applied when not stated).
     pub nulls_first: bool,
 }
 
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
+    /// The table (or change feed) read.
     pub source: Source,
+    /// The `SELECT` list, in order.
     pub items: Vec<Item>,
+    /// The `WHERE` condition; `None` without one.
     pub filter: Option<Predicate>,
+    /// The `GROUP BY` columns; empty without grouping.
     pub group_by: Vec<String>,
+    /// The `ORDER BY` keys, most significant first; empty when unordered.
     pub order_by: Vec<OrderKey>,
+    /// The `LIMIT`; `None` without one.
     pub limit: Option<usize>,
 }
 

@@ -20,12 +20,18 @@ where
 pub struct DeletionVectorDescriptor {
     /// `u` (relative path with uuid), `i` (inline) or `p` (absolute path).
     pub storage_type: String,
+    /// For `u` a random prefix and the Z85-encoded UUID of the DV file, for `i` the
+    /// Z85-encoded bitmap, for `p` the file's absolute path.
     pub path_or_inline_dv: String,
+    /// Start of the DV in its file, in bytes; `None` when inline (read as 0 if absent
+    /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<i32>,
+    /// Size of the serialized DV in bytes (before Z85 encoding when inline).
     pub size_in_bytes: i32,
     /// Number of rows the vector deletes.
     pub cardinality: i64,
+    /// The largest row index the DV deletes, when the writer recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_row_index: Option<i64>,
 }
@@ -44,24 +50,36 @@ impl DeletionVectorDescriptor {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Add {
+    /// URI-encoded path of the data file, relative to the table root or absolute.
     pub path: String,
+    /// Partition column to its serialized value (`None` for a null partition value).
     #[serde(default, deserialize_with = "null_as_default")]
     pub partition_values: StringMap,
+    /// The file's size in bytes.
     pub size: i64,
+    /// When the file was created, in milliseconds since the epoch (0 when absent).
     #[serde(default)]
     pub modification_time: i64,
+    /// `false` when the action only rearranges existing data or adds statistics.
     #[serde(default)]
     pub data_change: bool,
+    /// The file's statistics as a JSON string (`numRecords`, `minValues`, …); `None` when
+    /// not collected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
+    /// Metadata about this logical file; `None` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<StringMap>,
+    /// The deletion vector of this logical file; `None` when no rows are deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Default generated Row ID of the file's first row; `None` without row tracking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_row_id: Option<i64>,
+    /// First commit version that added this `path`; `None` without row tracking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_row_commit_version: Option<i64>,
+    /// Name of the clustering implementation for clustered tables; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clustering_provider: Option<String>,
 }
@@ -175,17 +193,24 @@ pub fn top_level_i64(json: &str, key: &str) -> Option<i64> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Remove {
+    /// URI-encoded path of the data file, relative to the table root or absolute.
     pub path: String,
+    /// When the file was removed, in milliseconds since the epoch; `None` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<i64>,
+    /// `false` when the removed records are added back in the same version.
     #[serde(default)]
     pub data_change: bool,
+    /// Partition column to serialized value; `None` without extended file metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_values: Option<StringMap>,
+    /// The file's size in bytes; `None` without extended file metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<i64>,
+    /// Per-file statistics as a JSON string; `None` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<String>,
+    /// The deletion vector of the removed logical file; `None` when it had none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_vector: Option<DeletionVectorDescriptor>,
 }
@@ -201,10 +226,14 @@ impl Remove {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cdc {
+    /// URI-encoded path of the change data file, relative to the table root or absolute.
     pub path: String,
+    /// Partition column to its serialized value (`None` for a null partition value).
     #[serde(default, deserialize_with = "null_as_default")]
     pub partition_values: StringMap,
+    /// The file's size in bytes.
     pub size: i64,
+    /// Always `false` for `cdc` actions (they do not change the table's data).
     #[serde(default)]
     pub data_change: bool,
 }
@@ -212,11 +241,14 @@ pub struct Cdc {
 /// The identity of a logical file for reconciliation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileKey {
+    /// The data file's path as written in the log (URI-encoded).
     pub path: String,
+    /// The deletion vector's unique id; `None` for a file without one.
     pub dv_id: Option<String>,
 }
 
 impl FileKey {
+    /// The key of the logical file `path` with the deletion vector `dv`.
     pub fn new(path: &str, dv: Option<&DeletionVectorDescriptor>) -> Self {
         FileKey {
             path: path.to_string(),
@@ -228,8 +260,10 @@ impl FileKey {
 /// The table's file format.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Format {
+    /// Name of the encoding of the table's files (`parquet`); empty when absent.
     #[serde(default)]
     pub provider: String,
+    /// Configuration options for the format.
     #[serde(default, deserialize_with = "null_as_default")]
     pub options: StringMap,
 }
@@ -238,18 +272,26 @@ pub struct Format {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
+    /// Unique identifier (GUID) of the table.
     pub id: String,
+    /// User-provided name of the table; `None` when absent or null.
     #[serde(default)]
     pub name: Option<String>,
+    /// User-provided description of the table; `None` when absent or null.
     #[serde(default)]
     pub description: Option<String>,
+    /// The encoding of the table's files.
     #[serde(default)]
     pub format: Format,
+    /// The table's schema as a JSON-serialized Delta struct type.
     pub schema_string: String,
+    /// Names of the partition columns (logical names), in order.
     #[serde(default, deserialize_with = "null_as_default")]
     pub partition_columns: Vec<String>,
+    /// Table properties (`delta.*` and user keys); a null value is `None`.
     #[serde(default, deserialize_with = "null_as_default")]
     pub configuration: StringMap,
+    /// When this `metaData` was created, in milliseconds since the epoch; `None` if absent.
     #[serde(default)]
     pub created_time: Option<i64>,
 }
@@ -265,10 +307,14 @@ impl Metadata {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Protocol {
+    /// Minimum Delta reader protocol version a client needs to read the table.
     pub min_reader_version: i32,
+    /// Minimum Delta writer protocol version a client needs to write the table.
     pub min_writer_version: i32,
+    /// Table features a reader must support; `None` unless `minReaderVersion` is 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_features: Option<Vec<String>>,
+    /// Table features a writer must support; `None` unless `minWriterVersion` is 7.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_features: Option<Vec<String>>,
 }
@@ -277,8 +323,11 @@ pub struct Protocol {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Txn {
+    /// Unique identifier of the application performing the transaction.
     pub app_id: String,
+    /// The application-specific version of this transaction.
     pub version: i64,
+    /// When this `txn` was created, in milliseconds since the epoch; `None` if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<i64>,
 }
@@ -287,9 +336,12 @@ pub struct Txn {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DomainMetadata {
+    /// Name of the metadata domain (`delta.` prefix: system-controlled).
     pub domain: String,
+    /// The domain's configuration string (often JSON); empty when absent.
     #[serde(default)]
     pub configuration: String,
+    /// `true` when the action is a tombstone deleting the domain.
     #[serde(default)]
     pub removed: bool,
 }
@@ -298,9 +350,12 @@ pub struct DomainMetadata {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Sidecar {
+    /// URI-encoded path of the sidecar file, usually its name in `_delta_log/_sidecars`.
     pub path: String,
+    /// The sidecar file's size in bytes (0 when absent).
     #[serde(default)]
     pub size_in_bytes: i64,
+    /// When the sidecar was created, in milliseconds since the epoch (0 when absent).
     #[serde(default)]
     pub modification_time: i64,
 }
@@ -308,16 +363,29 @@ pub struct Sidecar {
 /// One action of the log.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
+    /// `add`: a logical file added to the table.
     Add(Add),
+    /// `remove`: a logical file removed from the table (a tombstone).
     Remove(Remove),
+    /// `cdc`: a change data file of this version.
     Cdc(Cdc),
+    /// `metaData`: the table's new metadata.
     Metadata(Metadata),
+    /// `protocol`: the reader and writer versions and features the table requires.
     Protocol(Protocol),
+    /// `txn`: an application's transaction identifier.
     Txn(Txn),
+    /// `domainMetadata`: the configuration of a metadata domain.
     DomainMetadata(DomainMetadata),
+    /// `commitInfo`: the commit's free-form provenance information.
     CommitInfo(serde_json::Map<String, serde_json::Value>),
+    /// `sidecar`: a v2 checkpoint's reference to a sidecar file.
     Sidecar(Sidecar),
-    CheckpointMetadata { version: i64 },
+    /// `checkpointMetadata`: the version of a v2 checkpoint.
+    CheckpointMetadata {
+        /// The checkpoint's table version.
+        version: i64,
+    },
 }
 
 #[derive(Deserialize)]

@@ -36,7 +36,9 @@ fn cdf_enabled(md: &Metadata) -> bool {
 pub struct Changes {
     /// The snapshot at the end of the range: its schema shapes the rows.
     pub snapshot: Snapshot,
+    /// First version of the range.
     pub from: u64,
+    /// Last version of the range (inclusive).
     pub to: u64,
     options: ScanOptions,
     /// The log as listed when the range was planned (read again by `execute`).

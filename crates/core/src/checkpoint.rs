@@ -55,7 +55,9 @@ impl CheckpointRead {
 /// The actions of a checkpoint: its `add`s apart (they are most of it), the rest in order.
 #[derive(Debug, Default)]
 pub struct CheckpointActions {
+    /// The `add` actions, from the checkpoint's parts and sidecars.
     pub adds: Vec<Add>,
+    /// Every other action (protocol, metadata, txn, sidecar, …), in file order.
     pub others: Vec<Action>,
 }
 

@@ -17,12 +17,17 @@ use crate::schema::{DataType, PARQUET_FIELD_ID_KEY, StructField};
 /// The table's column mapping mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnMappingMode {
+    /// No column mapping: Parquet columns carry the logical names.
     None,
+    /// `name`: columns are found by their `delta.columnMapping.physicalName`.
     Name,
+    /// `id`: columns are found by their Parquet field id (`delta.columnMapping.id`).
     Id,
 }
 
 impl ColumnMappingMode {
+    /// The mode `delta.columnMapping.mode` sets ([`ColumnMappingMode::None`] when unset or
+    /// unknown).
     pub fn of(metadata: &Metadata) -> Self {
         match metadata.property("delta.columnMapping.mode") {
             Some("name") => ColumnMappingMode::Name,

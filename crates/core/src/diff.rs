@@ -19,39 +19,56 @@ use crate::table::{Table, VersionSpec};
 /// How a column differs between the two versions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ColumnChange {
+    /// The top-level column's name.
     pub column: String,
     /// `added`, `dropped`, `type_changed` or `nullability_changed`.
     pub change: &'static str,
+    /// Type (or nullability) in `from`; `None` when the column was added.
     pub from: Option<String>,
+    /// Type (or nullability) in `to`; `None` when the column was dropped.
     pub to: Option<String>,
 }
 
 /// How a table property differs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PropertyChange {
+    /// The property's key.
     pub key: String,
+    /// The value in `from`; `None` when unset or null there.
     pub from: Option<String>,
+    /// The value in `to`; `None` when unset or null there.
     pub to: Option<String>,
 }
 
 /// A file whose deletion vector differs between the versions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeletionVectorChange {
+    /// The data file's path as in the log.
     pub path: String,
+    /// Rows its deletion vector deletes in `from` (0 without one).
     pub deleted_rows_from: i64,
+    /// Rows its deletion vector deletes in `to` (0 without one).
     pub deleted_rows_to: i64,
 }
 
 /// Everything that differs between two versions.
 #[derive(Debug, Clone)]
 pub struct TableDiff {
+    /// The snapshot at the first version given.
     pub from: Snapshot,
+    /// The snapshot at the second version given.
     pub to: Snapshot,
+    /// Files in `to` whose path is not in `from`.
     pub files_added: Vec<Add>,
+    /// Files in `from` whose path is not in `to`.
     pub files_removed: Vec<Add>,
+    /// Files in both whose deletion vector differs.
     pub deletion_vectors_changed: Vec<DeletionVectorChange>,
+    /// Top-level columns added, dropped or changed in type or nullability.
     pub schema_changes: Vec<ColumnChange>,
+    /// Whether the partition columns differ.
     pub partition_columns_changed: bool,
+    /// Table properties whose value differs, by key.
     pub property_changes: Vec<PropertyChange>,
     /// `Some((from, to))` when the protocol changed.
     pub protocol_change: Option<(Protocol, Protocol)>,

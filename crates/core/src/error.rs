@@ -14,21 +14,32 @@ pub enum Error {
     #[error(
         "no Delta table found: {location} has no _delta_log commits or checkpoints; check the path points at the table root"
     )]
-    NotATable { location: String },
+    NotATable {
+        /// The table location that was looked at.
+        location: String,
+    },
 
     /// A commit needed to reconstruct the requested version is missing.
     #[error(
         "commit {version} is missing from _delta_log (needed to reconstruct version {target}); the log was cleaned up or is incomplete: try a version covered by a checkpoint"
     )]
-    MissingVersion { version: u64, target: u64 },
+    MissingVersion {
+        /// The commit version that is missing.
+        version: u64,
+        /// The table version being reconstructed.
+        target: u64,
+    },
 
     /// The requested version is outside the range the log can reconstruct.
     #[error(
         "version {requested} cannot be read: this table can be read at versions {earliest} to {latest}"
     )]
     VersionOutOfRange {
+        /// The version asked for.
         requested: u64,
+        /// The earliest version the log can reconstruct.
         earliest: u64,
+        /// The latest version of the table.
         latest: u64,
     },
 
@@ -37,12 +48,19 @@ pub enum Error {
         "no version of the table at {requested}: the timestamp is {relation} the {bound} commit; use a timestamp between {earliest} (version {earliest_version}) and {latest} (version {latest_version})"
     )]
     TimestampOutOfRange {
+        /// The timestamp asked for, as ISO-8601 UTC.
         requested: String,
+        /// `before` or `after`.
         relation: &'static str,
+        /// `earliest available` or `latest`: the commit the timestamp falls outside of.
         bound: &'static str,
+        /// The earliest readable commit's timestamp, as ISO-8601 UTC.
         earliest: String,
+        /// The earliest readable version.
         earliest_version: u64,
+        /// The latest commit's timestamp, as ISO-8601 UTC.
         latest: String,
+        /// The latest version.
         latest_version: u64,
     },
 
@@ -50,59 +68,107 @@ pub enum Error {
     #[error(
         "cannot read timestamp {input:?}: {reason}; use ISO-8601 like 2023-09-10T12:00:00Z, 2023-09-10 12:00:00 (UTC) or a date like 2023-09-10"
     )]
-    InvalidTimestamp { input: String, reason: String },
+    InvalidTimestamp {
+        /// The text given as a timestamp.
+        input: String,
+        /// Why it is not a timestamp.
+        reason: String,
+    },
 
     /// A line of a commit or checkpoint could not be parsed.
     #[error("{path} line {line} is not a valid Delta action: {message}")]
     InvalidAction {
+        /// The log file's path.
         path: String,
+        /// The 1-based line number in the file.
         line: usize,
+        /// The JSON parser's message.
         message: String,
     },
 
     /// A log file has an invalid structure (e.g. no protocol or metadata).
     #[error("invalid Delta log at {path}: {message}")]
-    InvalidLog { path: String, message: String },
+    InvalidLog {
+        /// Where: a log file's path, or the log and version, or the partition column.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
 
     /// A Parquet file (checkpoint or sidecar) could not be read.
     #[error("cannot read Parquet file {path}: {message}")]
-    Parquet { path: String, message: String },
+    Parquet {
+        /// The Parquet file's path.
+        path: String,
+        /// The Parquet reader's message.
+        message: String,
+    },
 
     /// The table needs a reader protocol version deltalens does not implement.
     #[error("the table requires reader version {version}; deltalens reads reader versions 1 to 3")]
-    UnsupportedReaderVersion { version: i32 },
+    UnsupportedReaderVersion {
+        /// The table's `minReaderVersion`.
+        version: i32,
+    },
 
     /// The table needs a reader feature deltalens does not implement.
     #[error("the table requires the reader feature '{feature}', which deltalens does not support")]
-    UnsupportedFeature { feature: String },
+    UnsupportedFeature {
+        /// The reader feature's name, as listed in `readerFeatures`.
+        feature: String,
+    },
 
     /// The protocol action is malformed.
     #[error("invalid protocol action: {message}")]
-    InvalidProtocol { message: String },
+    InvalidProtocol {
+        /// What is wrong with the `protocol` action.
+        message: String,
+    },
 
     /// A deletion vector could not be read or failed its checks.
     #[error("deletion vector {descriptor}: {message}")]
-    DeletionVector { descriptor: String, message: String },
+    DeletionVector {
+        /// The DV as `<storageType>:<pathOrInlineDv>`.
+        descriptor: String,
+        /// What could not be read or which check failed.
+        message: String,
+    },
 
     /// Data of a file could not be converted to the table schema.
     #[error("cannot read {path} as the table schema: {message}")]
-    DataFile { path: String, message: String },
+    DataFile {
+        /// The data file's path.
+        path: String,
+        /// Why its data does not fit the table schema.
+        message: String,
+    },
 
     /// The change data feed was not enabled at a version of the requested range.
     #[error(
         "the change data feed is not enabled at version {version} (delta.enableChangeDataFeed is not true); use `diff` for a row-level comparison, or a range that starts after CDF was enabled"
     )]
-    CdfNotEnabled { version: u64 },
+    CdfNotEnabled {
+        /// A version of the range where `delta.enableChangeDataFeed` is not true.
+        version: u64,
+    },
 
     /// A scan or filter argument is not valid.
     #[error("{message}")]
-    InvalidArgument { message: String },
+    InvalidArgument {
+        /// What is wrong with the argument, shown as is.
+        message: String,
+    },
 
     /// A Parquet file uses a compression codec left out of this build.
     #[error(
         "{path} is compressed with {codec}, a codec this build of deltalens leaves out (the edge worker does, to stay small); read this table with the deltalens CLI or the explorer"
     )]
-    CodecNotBuilt { codec: String, path: String },
+    CodecNotBuilt {
+        /// The codec's name as Parquet reports it.
+        codec: String,
+        /// The Parquet file's path.
+        path: String,
+    },
 
     /// A count or size read from the log is over one of deltalens' limits
     /// ([`crate::limits`]): the work is refused before it starts.
@@ -112,9 +178,13 @@ pub enum Error {
     LimitExceeded {
         /// The limit's name in [`crate::limits`].
         limit: &'static str,
+        /// What was counted or measured (`the number of sidecar files`).
         what: &'static str,
+        /// The count or size found.
         value: u64,
+        /// The limit's value.
         max: u64,
+        /// The file that holds the count or size.
         path: String,
     },
 
@@ -124,17 +194,30 @@ pub enum Error {
     #[error(
         "reading {path} would pass this scan's budget of {max} decoded bytes (max_decoded_bytes; at {used}); narrow the scan (a filter, fewer columns, a LIMIT) or raise the budget"
     )]
-    DecodedBytesExceeded { max: u64, used: u64, path: String },
+    DecodedBytesExceeded {
+        /// The scan's budget, in decoded bytes.
+        max: u64,
+        /// Decoded bytes counted so far, with the refused estimate or batch.
+        used: u64,
+        /// The data file being read.
+        path: String,
+    },
 
     /// A sum over the active files does not fit in 64 bits.
     #[error(
         "the {what} of the active files overflows a 64-bit sum: the log's add actions carry corrupt values"
     )]
-    Overflow { what: &'static str },
+    Overflow {
+        /// What was summed (`size`, `row count`).
+        what: &'static str,
+    },
 
     /// The table schema could not be parsed or converted.
     #[error("invalid table schema: {message}")]
-    InvalidSchema { message: String },
+    InvalidSchema {
+        /// What is wrong with the schema.
+        message: String,
+    },
 }
 
 impl Error {

@@ -14,20 +14,34 @@ use crate::table::Table;
 /// One commit of the table, with Trino's `$history` columns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryEntry {
+    /// The commit's table version.
     pub version: u64,
     /// `commitInfo.timestamp` in ms since the epoch (the commit file's modification
     /// time when the commit has no commitInfo).
     pub timestamp: Option<i64>,
+    /// `commitInfo.userId`; `None` when absent or null.
     pub user_id: Option<String>,
+    /// `commitInfo.userName`; `None` when absent or null.
     pub user_name: Option<String>,
+    /// `commitInfo.operation` (`WRITE`, `MERGE`, …); `None` when absent or null.
     pub operation: Option<String>,
+    /// `commitInfo.operationParameters` as written; `None` when absent or null.
     pub operation_parameters: Option<Value>,
+    /// `commitInfo.clusterId`; `None` when absent or null.
     pub cluster_id: Option<String>,
+    /// `commitInfo.readVersion`: the version the writer read; `None` when absent or not an
+    /// integer.
     pub read_version: Option<i64>,
+    /// `commitInfo.isolationLevel`; `None` when absent or null.
     pub isolation_level: Option<String>,
+    /// `commitInfo.isBlindAppend`; `None` when absent or not a boolean.
     pub is_blind_append: Option<bool>,
+    /// `commitInfo.operationMetrics` as written; `None` when absent or null.
     pub operation_metrics: Option<Value>,
+    /// `commitInfo.inCommitTimestamp` in milliseconds since the epoch; `None` when absent
+    /// or not an integer.
     pub in_commit_timestamp: Option<i64>,
+    /// `commitInfo.engineInfo`: the writer's name and version; `None` when absent.
     pub engine_info: Option<String>,
 }
 

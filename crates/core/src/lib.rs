@@ -2,6 +2,8 @@
 //!
 //! Storage is reached only through [`deltalens_storage::Storage`]. Start with [`Table`].
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod actions;
 pub mod active_files;
 pub mod changes;
@@ -9,6 +11,7 @@ pub mod checkpoint;
 pub mod column_mapping;
 pub mod deletion_vector;
 pub mod diff;
+/// The error type of every fallible operation of this crate.
 pub mod error;
 pub mod file_totals;
 pub mod history;

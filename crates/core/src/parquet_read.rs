@@ -38,7 +38,7 @@ pub(crate) struct FetchPolicy {
 
 impl FetchPolicy {
     /// Checkpoints and sidecars: read in as few round trips as possible.
-    pub const LOG: FetchPolicy = FetchPolicy {
+    pub(crate) const LOG: FetchPolicy = FetchPolicy {
         footer_guess: 64 * 1024,
         whole_file: 256 * 1024,
         coalesce_gap: 1024 * 1024,
@@ -48,7 +48,7 @@ impl FetchPolicy {
     /// Checkpoints and sidecars streamed a window of rows at a time: the page locations
     /// too, so a window fetches only its pages and memory follows the window, not the
     /// file (a 1M-file checkpoint is one 243 MB row group).
-    pub const LOG_STREAM: FetchPolicy = FetchPolicy {
+    pub(crate) const LOG_STREAM: FetchPolicy = FetchPolicy {
         footer_guess: 64 * 1024,
         whole_file: 256 * 1024,
         // a window's pages of one column lie next to the next window's: a wide gap
@@ -58,7 +58,7 @@ impl FetchPolicy {
         column_index: false,
     };
     /// Data files read whole (scans without a limit): few, large requests.
-    pub const DATA: FetchPolicy = FetchPolicy {
+    pub(crate) const DATA: FetchPolicy = FetchPolicy {
         footer_guess: 16 * 1024,
         whole_file: 0,
         coalesce_gap: 1024 * 1024,
@@ -66,7 +66,7 @@ impl FetchPolicy {
         column_index: false,
     };
     /// Filtered scans: the page index too, to skip pages whose statistics rule them out.
-    pub const FILTERED: FetchPolicy = FetchPolicy {
+    pub(crate) const FILTERED: FetchPolicy = FetchPolicy {
         footer_guess: 16 * 1024,
         whole_file: 0,
         coalesce_gap: 8 * 1024,
@@ -75,7 +75,7 @@ impl FetchPolicy {
     };
     /// Previews (a row limit): page locations and no gap filling, to fetch only the
     /// pages that hold the first rows.
-    pub const PREVIEW: FetchPolicy = FetchPolicy {
+    pub(crate) const PREVIEW: FetchPolicy = FetchPolicy {
         footer_guess: 8 * 1024,
         whole_file: 0,
         coalesce_gap: 0,
@@ -421,10 +421,10 @@ fn windows(
     page_starts: Option<&[usize]>,
 ) -> Vec<Range<usize>> {
     let Some(starts) = page_starts else {
-        return vec![0..rows];
+        return std::iter::once(0..rows).collect();
     };
     if rows <= first || window == 0 {
-        return vec![0..rows];
+        return std::iter::once(0..rows).collect();
     }
     let mut out = Vec::new();
     let (mut start, mut len) = (0, first.max(1));

@@ -16,9 +16,6 @@ fn bad(column: &str, raw: &str, ty: &str) -> Error {
     }
 }
 
-/// A partition value as a typed JSON value: numbers and booleans as JSON, decimals and
-/// dates as strings, timestamps as ISO-8601 strings (UTC for `timestamp`; wall clock for
-/// `timestamp_ntz`), `null` for null and for the empty string.
 /// The partition values of `file` in a table of `schema` and `metadata`, typed by the
 /// partition columns' Delta types and keyed by logical column name (column-mapped tables
 /// store physical names).
@@ -52,6 +49,9 @@ pub fn file_partition_values(
         .collect()
 }
 
+/// A partition value as a typed JSON value: numbers and booleans as JSON, decimals and
+/// dates as strings, timestamps as ISO-8601 strings (UTC for `timestamp`; wall clock for
+/// `timestamp_ntz`), `null` for null and for the empty string.
 pub fn partition_value_json(column: &str, raw: Option<&str>, ty: &DataType) -> Result<Value> {
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(Value::Null);

@@ -52,15 +52,20 @@ pub struct Replay {
 /// The reconciled state of a table version.
 #[derive(Debug, Clone)]
 pub struct ReplayResult {
+    /// The active logical files: the newest `add` of each (path, DV id) not removed since.
     pub files: Vec<Add>,
+    /// The newest `protocol` action; `None` when the log has none.
     pub protocol: Option<Protocol>,
+    /// The newest `metaData` action; `None` when the log has none.
     pub metadata: Option<Metadata>,
+    /// The newest `txn` of each application, by `appId`.
     pub txns: BTreeMap<String, Txn>,
     /// Live domain metadata (tombstones dropped).
     pub domain_metadata: BTreeMap<String, DomainMetadata>,
 }
 
 impl Replay {
+    /// An empty replay, before any file is applied.
     pub fn new() -> Self {
         Self::default()
     }
@@ -136,6 +141,7 @@ impl Replay {
         std::mem::take(&mut self.files)
     }
 
+    /// The reconciled state, once every file down to the checkpoint is applied.
     pub fn finish(self) -> ReplayResult {
         ReplayResult {
             files: self.files,

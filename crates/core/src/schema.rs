@@ -18,19 +18,25 @@ pub const PARQUET_FIELD_ID_KEY: &str = "PARQUET:field_id";
 /// A struct type: the table schema itself, or a nested struct.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StructType {
+    /// Always `struct`.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The struct's fields, in schema order.
     pub fields: Vec<StructField>,
 }
 
 /// One field of a struct.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StructField {
+    /// The field's logical name.
     pub name: String,
+    /// The field's type.
     #[serde(rename = "type")]
     pub data_type: DataType,
+    /// Whether the field can hold nulls (`true` when absent).
     #[serde(default = "yes")]
     pub nullable: bool,
+    /// Field metadata: column mapping (`delta.columnMapping.*`), `comment`, …
     #[serde(default)]
     pub metadata: serde_json::Map<String, serde_json::Value>,
 }
@@ -43,9 +49,12 @@ fn yes() -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArrayType {
+    /// Always `array`.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The elements' type.
     pub element_type: DataType,
+    /// Whether elements can be null (`true` when absent).
     #[serde(default = "yes")]
     pub contains_null: bool,
 }
@@ -54,10 +63,14 @@ pub struct ArrayType {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MapType {
+    /// Always `map`.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The keys' type.
     pub key_type: DataType,
+    /// The values' type.
     pub value_type: DataType,
+    /// Whether values can be null (`true` when absent).
     #[serde(default = "yes")]
     pub value_contains_null: bool,
 }
@@ -66,9 +79,13 @@ pub struct MapType {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum DataType {
+    /// A primitive type by name: `long`, `string`, `decimal(10,2)`, `timestamp_ntz`, …
     Primitive(String),
+    /// A nested struct.
     Struct(Box<StructType>),
+    /// An array.
     Array(Box<ArrayType>),
+    /// A map.
     Map(Box<MapType>),
 }
 
@@ -117,6 +134,7 @@ impl StructField {
 /// The table schema: parsed from `metaData.schemaString`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableSchema {
+    /// The top-level struct: the table's columns.
     pub root: StructType,
     /// The schema JSON exactly as written (field and key order preserved).
     pub raw: serde_json::Value,
@@ -146,6 +164,7 @@ impl TableSchema {
         Ok(TableSchema { root, raw })
     }
 
+    /// The table's top-level columns, in schema order.
     pub fn fields(&self) -> &[StructField] {
         &self.root.fields
     }

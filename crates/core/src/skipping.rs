@@ -30,6 +30,7 @@ pub struct ColumnStats {
 
 /// A source of column statistics.
 pub trait StatsSource {
+    /// The statistics of the column at `path` (logical names); `None` when unknown.
     fn column(&self, path: &[String]) -> Option<ColumnStats>;
 }
 
@@ -158,13 +159,17 @@ fn field_path<'a>(fields: &'a [StructField], path: &[String]) -> Option<Vec<&'a 
 
 /// Statistics of one data file: its partition values and the `stats` of its `add`.
 pub struct FileStats<'a> {
+    /// The table's top-level fields.
     pub fields: &'a [StructField],
+    /// The table's partition columns.
     pub partition_columns: &'a [String],
+    /// The file's `add` action (partition values and `stats`).
     pub add: &'a Add,
     stats: Option<Value>,
 }
 
 impl<'a> FileStats<'a> {
+    /// The statistics of `add`, its `stats` parsed once.
     pub fn new(fields: &'a [StructField], partition_columns: &'a [String], add: &'a Add) -> Self {
         FileStats {
             fields,
@@ -253,10 +258,15 @@ impl StatsSource for FileStats<'_> {
 /// Statistics of one row group, from the Parquet footer (top-level columns), with the
 /// file's partition values.
 pub struct RowGroupStats<'a> {
+    /// The statistics of the file the row group belongs to.
     pub file: &'a FileStats<'a>,
+    /// The file's Parquet footer.
     pub metadata: &'a ParquetMetaData,
+    /// The file's own Arrow schema (physical names).
     pub file_schema: &'a arrow_schema::Schema,
+    /// The table's column mapping mode, to find columns in the file.
     pub mode: ColumnMappingMode,
+    /// The row group's index in the file.
     pub row_group: usize,
 }
 

@@ -20,13 +20,19 @@ use crate::table::{Table, VersionSpec};
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     table: Table,
+    /// The table version this snapshot is at.
     pub version: u64,
+    /// The table's `protocol` at this version.
     pub protocol: Protocol,
+    /// The table's `metaData` at this version.
     pub metadata: Metadata,
+    /// The table schema parsed from `metadata.schema_string`.
     pub schema: TableSchema,
     /// Active data files, sorted by path.
     pub files: Vec<Add>,
+    /// The newest transaction identifier of each application, by `appId`.
     pub txns: BTreeMap<String, Txn>,
+    /// Live metadata domains (tombstones dropped), by domain name.
     pub domain_metadata: BTreeMap<String, DomainMetadata>,
     /// The `commitInfo` of this version's commit, when its commit file still exists.
     pub commit_info: Option<serde_json::Map<String, serde_json::Value>>,
@@ -137,6 +143,7 @@ impl Snapshot {
         Ok(Some(total))
     }
 
+    /// Names of the partition columns (logical names), in order.
     pub fn partition_columns(&self) -> &[String] {
         &self.metadata.partition_columns
     }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct StringMap(Vec<(String, Option<String>)>);
 
 impl StringMap {
+    /// An empty map.
     pub fn new() -> Self {
         Self::default()
     }
@@ -27,6 +28,7 @@ impl StringMap {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// Whether `key` is present (with a value or null).
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -39,14 +41,17 @@ impl StringMap {
         }
     }
 
+    /// The entries in log order; a null value is `None`.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Option<String>)> {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
+    /// The number of keys.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether the map has no keys.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

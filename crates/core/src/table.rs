@@ -10,8 +10,10 @@ use crate::log::{Discover, LogListing, find_log};
 /// Which version of a table to read (Spark's `VERSION AS OF` / `TIMESTAMP AS OF`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VersionSpec {
+    /// The newest version.
     #[default]
     Latest,
+    /// This version number.
     Version(u64),
     /// Milliseconds since the epoch, UTC.
     Timestamp(i64),
@@ -35,10 +37,12 @@ impl Table {
         }
     }
 
+    /// The table's root URL or path, as given to [`Table::new`].
     pub fn location(&self) -> &str {
         &self.location
     }
 
+    /// The storage the table is read through, rooted at the table.
     pub fn storage(&self) -> &DynStorage {
         &self.storage
     }

@@ -71,7 +71,11 @@ pub fn monotonize(times: &mut [i64]) {
 /// In-commit timestamp settings of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IctSettings {
+    /// `delta.inCommitTimestampEnablementVersion`: the first version with in-commit
+    /// timestamps; `None` when unset (enabled since creation) or not a number.
     pub enablement_version: Option<u64>,
+    /// `delta.inCommitTimestampEnablementTimestamp`: when they were enabled, in
+    /// milliseconds since the epoch; `None` when unset or not a number.
     pub enablement_timestamp: Option<i64>,
 }
 

@@ -103,7 +103,7 @@ impl VersionInfo {
         let mut totals = FileTotals::new();
         self.for_each_file(&mut |f| {
             totals.add(&f);
-            Ok(totals.files % PROGRESS_EVERY_FILES != 0 || on_progress(&totals))
+            Ok(!totals.files.is_multiple_of(PROGRESS_EVERY_FILES) || on_progress(&totals))
         })
         .await?;
         Ok(totals)

@@ -6,6 +6,8 @@
 //! URL resolution, SigV4 and listing parsers are plain Rust, tested natively; the
 //! `fetch` glue exists only on wasm32.
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod listing;
 pub mod location;
 pub mod sigv4;

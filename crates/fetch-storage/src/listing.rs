@@ -7,15 +7,21 @@ use chrono::DateTime;
 /// One listed object: its key in the bucket/container, size and modification time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
+    /// The object's full key in the bucket or container.
     pub key: String,
+    /// The object's size in bytes.
     pub size: u64,
+    /// Last modification, in milliseconds since the epoch; `None` when absent or
+    /// unparsable.
     pub last_modified_ms: Option<i64>,
 }
 
 /// One page of a listing and the token for the next one.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Page {
+    /// The objects of this page, in the store's (lexicographic) order.
     pub objects: Vec<Listed>,
+    /// The continuation token of the next page; `None` on the last page.
     pub next: Option<String>,
 }
 

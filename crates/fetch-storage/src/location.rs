@@ -40,8 +40,11 @@ pub struct BrowserOptions {
     pub s3_endpoint: Option<String>,
     /// S3 region (`us-east-1` when empty; R2 uses `auto`).
     pub s3_region: Option<String>,
+    /// S3 access key id; requests are anonymous unless it and the secret are set.
     pub s3_access_key_id: Option<String>,
+    /// S3 secret access key, paired with the key id.
     pub s3_secret_access_key: Option<String>,
+    /// S3 session token of temporary credentials; `None` for long-term keys.
     pub s3_session_token: Option<String>,
     /// `bucket.host/key` instead of `host/bucket/key`.
     pub s3_virtual_hosted: bool,
@@ -74,8 +77,11 @@ impl fmt::Debug for BrowserOptions {
 /// S3 access keys.
 #[derive(Clone, PartialEq, Eq)]
 pub struct S3Credentials {
+    /// The access key id.
     pub access_key_id: String,
+    /// The secret access key (signs requests; never sent).
     pub secret_access_key: String,
+    /// Session token of temporary credentials; `None` for long-term keys.
     pub session_token: Option<String>,
 }
 
@@ -92,18 +98,26 @@ pub enum Service {
     Http,
     /// S3 and S3-compatible stores: `bucket_url` answers ListObjectsV2.
     S3 {
+        /// URL of the bucket (path-style or virtual-hosted), no trailing `/`.
         bucket_url: String,
+        /// The region requests are signed for.
         region: String,
+        /// Keys to sign requests with (SigV4); `None` for anonymous access.
         credentials: Option<S3Credentials>,
     },
     /// Azure Blob Storage: `container_url` answers List Blobs; `sas` is appended to
     /// every request.
     Azure {
+        /// URL of the container, no trailing `/`.
         container_url: String,
+        /// SAS token without the leading `?`; `None` for public access.
         sas: Option<String>,
     },
     /// Google Cloud Storage (public buckets): the JSON API lists.
-    Gcs { bucket: String },
+    Gcs {
+        /// The bucket's name.
+        bucket: String,
+    },
 }
 
 impl fmt::Debug for Service {
@@ -138,6 +152,7 @@ pub struct Endpoint {
     /// The table root's key prefix inside its bucket/container (`path/to/table/`, or
     /// empty), for listing.
     pub key_prefix: String,
+    /// How to talk to the store, and list.
     pub service: Service,
 }
 

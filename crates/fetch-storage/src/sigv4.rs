@@ -29,11 +29,15 @@ fn hmac(key: &[u8], data: &str) -> Vec<u8> {
 /// already percent-encoded); `headers` are further headers to sign (e.g. `range`).
 #[derive(Debug)]
 pub struct SignRequest<'a> {
+    /// HTTP method (`GET`, `HEAD`).
     pub method: &'a str,
+    /// The full URL, percent-encoded.
     pub url: &'a str,
+    /// Further headers to sign, lower-case names (e.g. `range`).
     pub headers: &'a [(&'a str, String)],
     /// `YYYYMMDDTHHMMSSZ`.
     pub amz_date: &'a str,
+    /// The region to sign for (`us-east-1`, `auto` for R2).
     pub region: &'a str,
 }
 

@@ -3,6 +3,8 @@
 //! `abfss://container@account.dfs.core.windows.net/path` and Azure `https://` URLs
 //! (`AZURE_STORAGE_*`), `gs://` (`GOOGLE_*`) and `https://` / `http://`.
 
+#![warn(missing_docs, unreachable_pub)]
+
 use std::sync::Arc;
 
 use bytes::Bytes;

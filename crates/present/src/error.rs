@@ -13,7 +13,9 @@ pub enum PresentError {
         "the {what} of partition [{partition}] overflows a 64-bit integer: the log's sizes or statistics are corrupt"
     )]
     Overflow {
+        /// The sum that overflowed: `total_size` or `record_count`.
         what: &'static str,
+        /// The partition, as `col=value,…`.
         partition: String,
     },
     /// CSV and the aligned text table hold flat values only.
@@ -21,14 +23,19 @@ pub enum PresentError {
         "{format} cannot hold the nested column `{column}` ({data_type}); choose JSON or Arrow, which hold nested values, or select other columns"
     )]
     NestedColumn {
+        /// The output format's name (`CSV`).
         format: &'static str,
+        /// The nested column's name.
         column: String,
+        /// The column's Arrow type.
         data_type: String,
     },
     /// The Arrow writer of a format failed.
     #[error("writing {format} failed: {source}")]
     Encode {
+        /// The format being written (its name, or `text` for cells).
         format: &'static str,
+        /// The Arrow writer's error.
         #[source]
         source: ArrowError,
     },

@@ -11,14 +11,21 @@ use crate::value::{bytes, cell, timestamp};
 /// One active data file with its partition values, statistics and deletion vector.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FileRow {
+    /// The data file's path as in the log (URI-encoded, relative or absolute).
     pub path: String,
+    /// The file's size in bytes.
     pub size: i64,
+    /// When the file was created, in milliseconds since the epoch.
     pub modification_time: i64,
+    /// `numRecords` from the file statistics; `None` without statistics.
     pub num_records: Option<i64>,
     /// Typed by the partition columns' types, keyed by logical column name.
     pub partition_values: Map<String, Value>,
+    /// The file statistics as JSON; `None` when absent or unparsable.
     pub stats: Option<Value>,
+    /// The file's deletion vector; `None` when no rows are deleted.
     pub deletion_vector: Option<DeletionVectorDescriptor>,
+    /// Rows the deletion vector deletes (its cardinality); `None` without one.
     pub deleted_rows: Option<i64>,
 }
 

@@ -10,6 +10,8 @@
 //! - [`value`]: single values as text (byte sizes, times);
 //! - [`text`]: aligned text tables, key/value listings, terminal escaping.
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub mod cell;
 mod error;
 mod files;

@@ -25,35 +25,49 @@ struct Parts<'a> {
 /// The protocol a reader and a writer need.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProtocolSummary {
+    /// Minimum Delta reader protocol version needed to read the table.
     pub min_reader_version: i32,
+    /// Minimum Delta writer protocol version needed to write the table.
     pub min_writer_version: i32,
+    /// Reader table features; `None` unless the reader version is 3.
     pub reader_features: Option<Vec<String>>,
+    /// Writer table features; `None` unless the writer version is 7.
     pub writer_features: Option<Vec<String>>,
 }
 
 /// What a table is at one version: size, protocol, properties, partitioning, warnings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Overview {
+    /// The table's location, as given.
     pub location: String,
+    /// The table version described.
     pub version: u64,
     /// The commit's time in milliseconds (`inCommitTimestamp` where the table has it).
     pub commit_timestamp: Option<i64>,
-    /// `None` when the files were not counted.
+    /// Number of active data files; `None` when the files were not counted.
     pub num_files: Option<u64>,
-    /// `None` (with a warning) when a corrupt log's sizes overflow the sum, or when the
-    /// files were not counted.
+    /// Their total size in bytes; `None` (with a warning) when a corrupt log's sizes
+    /// overflow the sum, or when the files were not counted.
     pub size_bytes: Option<i64>,
     /// `None` when a file has no statistics, or (with a warning) the sum overflows.
     pub num_rows: Option<i64>,
+    /// The table's `protocol`.
     pub protocol: ProtocolSummary,
     /// Table properties with a value (Trino's `$properties`).
     pub properties: std::collections::BTreeMap<String, String>,
+    /// Names of the partition columns, in order.
     pub partition_columns: Vec<String>,
+    /// `metaData.createdTime` in milliseconds since the epoch; `None` when absent.
     pub created_time: Option<i64>,
+    /// The table's user-given name; `None` when absent.
     pub name: Option<String>,
+    /// The table's user-given description; `None` when absent.
     pub description: Option<String>,
+    /// The table's unique id (`metaData.id`).
     pub id: String,
+    /// Version of the checkpoint the snapshot was read from; `None` without one.
     pub checkpoint_version: Option<u64>,
+    /// What a reader should know before trusting the numbers ([`warnings`]).
     pub warnings: Vec<String>,
 }
 

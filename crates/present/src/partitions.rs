@@ -13,12 +13,15 @@ use crate::error::{PresentError, Result};
 pub struct PartitionRow {
     /// Partition values by column (JSON-typed; null for a null partition).
     pub partition: BTreeMap<String, Value>,
+    /// Number of active files in the partition.
     pub file_count: usize,
+    /// Sum of the files' sizes, in bytes.
     pub total_size: i64,
     /// Rows from statistics minus deleted rows; `None` when a file has no statistics.
     pub record_count: Option<i64>,
-    /// Per data column: the smallest `minValues` and largest `maxValues` over the files.
+    /// Per data column: the smallest `minValues` over the files (nested ones left out).
     pub min: BTreeMap<String, Value>,
+    /// Per data column: the largest `maxValues` over the files (nested ones left out).
     pub max: BTreeMap<String, Value>,
 }
 

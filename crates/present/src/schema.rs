@@ -10,15 +10,25 @@ use serde_json::Value;
 pub struct SchemaRow {
     /// Dotted path (`a.b.element.c`), unique in the tree.
     pub path: String,
+    /// The field's name (`element`, `key` or `value` inside arrays and maps).
     pub name: String,
+    /// Nesting depth: 0 for a top-level column.
     pub depth: usize,
+    /// Whether nested rows follow (struct, array or map).
     pub has_children: bool,
+    /// The Delta type string (`long`, `array<struct<a:integer>>`).
     pub delta_type: String,
+    /// The Arrow type it is read as, or `unsupported: …`.
     pub arrow_type: String,
+    /// Whether the value can be null.
     pub nullable: bool,
+    /// Whether it is a partition column (top level only).
     pub partition: bool,
+    /// Column-mapping physical name; `None` without column mapping.
     pub physical_name: Option<String>,
+    /// Column-mapping field id; `None` without column mapping.
     pub field_id: Option<i64>,
+    /// The field's `comment` metadata; `None` when absent.
     pub comment: Option<String>,
     /// Other field metadata (column-mapping keys and comment excluded), as JSON.
     pub metadata: Option<String>,

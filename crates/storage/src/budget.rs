@@ -52,8 +52,11 @@ pub struct Budgets {
 /// Which budget ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BudgetKind {
+    /// Storage requests (a worker's subrequests).
     Subrequests,
+    /// Bytes read from storage.
     Bytes,
+    /// Wall time, in milliseconds.
     WallTime,
     /// Rows a response may return.
     Rows,

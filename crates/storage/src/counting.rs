@@ -7,34 +7,48 @@ use crate::{ByteRange, ObjectMeta, Result, Storage};
 /// The kind of a recorded request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
+    /// [`Storage::list`].
     List,
+    /// [`Storage::get_range`].
     GetRange,
+    /// [`Storage::get`] (the whole object).
     Get,
+    /// [`Storage::head`].
     Head,
 }
 
 /// One request seen by [`CountingStorage`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestRecord {
+    /// Which operation.
     pub kind: RequestKind,
+    /// The object's path, or the listed prefix.
     pub path: String,
+    /// The byte range of a `get_range`; `None` for the other operations.
     pub range: Option<ByteRange>,
     /// Bytes returned (0 for list and head, and for failed requests).
     pub bytes: u64,
+    /// Whether the request succeeded.
     pub ok: bool,
     /// When the request started and ended, in microseconds of the clock given to
     /// [`CountingStorage::with_clock`] (both 0 without a clock).
     pub start_us: u64,
+    /// When the request ended (see `start_us`).
     pub end_us: u64,
 }
 
 /// Totals over the recorded requests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestStats {
+    /// Requests of every kind.
     pub requests: u64,
+    /// List requests.
     pub lists: u64,
+    /// Get requests, whole or ranged.
     pub gets: u64,
+    /// Head requests.
     pub heads: u64,
+    /// Bytes returned by every request.
     pub bytes: u64,
     /// The longest chain of requests each started after the previous one ended: how many
     /// round trips a client waits for, however many requests run in parallel (0 without a

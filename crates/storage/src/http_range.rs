@@ -11,7 +11,12 @@ pub enum RangeAnswer {
     /// Ignore the header and send the whole object (200).
     Whole,
     /// Send bytes `start..end` (206); `end` is exclusive and `start < end <= size`.
-    Partial { start: u64, end: u64 },
+    Partial {
+        /// First byte to send.
+        start: u64,
+        /// One past the last byte to send.
+        end: u64,
+    },
     /// No byte of the object is in the range (416 with `Content-Range: bytes */size`).
     Unsatisfiable,
 }

@@ -13,6 +13,8 @@
 //! for the session, memory-bounded) and [`RetryStorage`] (backoff on transient errors,
 //! with the caller's timer).
 
+#![warn(missing_docs, unreachable_pub)]
+
 mod budget;
 mod caching;
 mod counting;

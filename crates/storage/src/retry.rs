@@ -77,6 +77,7 @@ impl<S: std::fmt::Debug, F> std::fmt::Debug for RetryStorage<S, F> {
 }
 
 impl<S, F> RetryStorage<S, F> {
+    /// Retry `inner`'s transient failures as `policy` says, waiting with `sleep`.
     pub fn new(inner: S, policy: RetryPolicy, sleep: F) -> Self {
         Self {
             inner,

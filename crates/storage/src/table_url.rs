@@ -20,20 +20,34 @@ pub enum Store {
     /// A local directory (`file://`).
     File,
     /// S3 or an S3-compatible store (`s3://`, `s3a://`).
-    S3 { bucket: String },
+    S3 {
+        /// The bucket.
+        bucket: String,
+    },
     /// Azure Blob Storage / ADLS Gen2: `abfss://container@account.dfs.core.windows.net`,
     /// `https://account.blob.core.windows.net/container`, or `az://container` (account
     /// from the options: `None` here).
     Azure {
+        /// The storage account; `None` for `az://`, where the options give it.
         account: Option<String>,
+        /// The container.
         container: String,
     },
     /// Google Cloud Storage (`gs://`, `gcs://`).
-    Gcs { bucket: String },
+    Gcs {
+        /// The bucket.
+        bucket: String,
+    },
     /// A Cloudflare R2 bucket binding of a worker (`r2://BINDING`).
-    R2 { binding: String },
+    R2 {
+        /// The worker's binding name.
+        binding: String,
+    },
     /// Any other `http(s)://` server: `origin` is `scheme://host[:port]`.
-    Http { origin: String },
+    Http {
+        /// `scheme://host[:port]`.
+        origin: String,
+    },
 }
 
 /// A parsed, checked table URL.
@@ -41,6 +55,7 @@ pub enum Store {
 pub struct TableUrl {
     /// The scheme as written (`s3a`, `abfss`, `https`, ...), lowercase.
     pub scheme: String,
+    /// The store, with its bucket, container or host.
     pub store: Store,
     /// The table root inside the store, percent-decoded, without leading or trailing `/`
     /// (for [`Store::Http`], the URL path; for [`Store::File`], the absolute path).
@@ -51,7 +66,9 @@ pub struct TableUrl {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot open table URL '{url}': {message}")]
 pub struct UrlError {
+    /// The URL as given.
     pub url: String,
+    /// Why it was refused: the rule the URL breaks.
     pub message: String,
 }
 

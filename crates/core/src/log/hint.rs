@@ -33,8 +33,10 @@ fn tail_len(size: u64) -> u64 {
     }
 }
 
+/// The `v2Checkpoint` field of `_last_checkpoint`: the v2 checkpoint's file.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct V2Hint {
+    /// Path or name of the v2 checkpoint file (`n.checkpoint.<uuid>.json|parquet`).
     pub path: String,
 }
 
@@ -42,8 +44,11 @@ pub struct V2Hint {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Hint {
+    /// The version of the table when the checkpoint was made.
     pub version: u64,
+    /// Number of parts of a multi-part checkpoint; `None` for a single file.
     pub parts: Option<u32>,
+    /// The v2 checkpoint's file; `None` for a classic or multi-part checkpoint.
     pub v2_checkpoint: Option<V2Hint>,
     /// Size of the checkpoint in bytes (written by Spark and delta-rs).
     pub size_in_bytes: Option<u64>,

@@ -15,18 +15,31 @@ pub enum CheckpointKind {
     /// `n.checkpoint.parquet`
     Classic,
     /// `n.checkpoint.o.p.parquet`
-    MultiPart { part: u32, parts: u32 },
+    MultiPart {
+        /// `o`: this file's part number, from 1.
+        part: u32,
+        /// `p`: the number of parts.
+        parts: u32,
+    },
     /// `n.checkpoint.<uuid>.json|parquet`
-    V2 { uuid: String, json: bool },
+    V2 {
+        /// The UUID in the name.
+        uuid: String,
+        /// Whether the file is JSON (else Parquet).
+        json: bool,
+    },
 }
 
 /// What a file in `_delta_log/` is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogFileKind {
+    /// `n.json`: the commit of version n.
     Commit,
+    /// A checkpoint of version n, named as the kind says.
     Checkpoint(CheckpointKind),
     /// `x.y.compacted.json`: the aggregated actions of commits x..=y.
     Compaction {
+        /// `y`: the last commit it aggregates.
         end: u64,
     },
     /// `n.crc`
@@ -36,8 +49,11 @@ pub enum LogFileKind {
 /// A recognised file of the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogFile {
+    /// The version in the file name (`x`, the first, for a compaction).
     pub version: u64,
+    /// What the file is.
     pub kind: LogFileKind,
+    /// The listed object: path from the table root, size and modification time.
     pub meta: ObjectMeta,
 }
 
@@ -54,10 +70,12 @@ impl LogFile {
         })
     }
 
+    /// Whether the file is a commit (`n.json`).
     pub fn is_commit(&self) -> bool {
         self.kind == LogFileKind::Commit
     }
 
+    /// The file's path from the table root.
     pub fn path(&self) -> &str {
         &self.meta.path
     }

@@ -44,6 +44,7 @@ impl Prefetched {
             .insert(path.to_string(), Piece { size, start, data });
     }
 
+    /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
         self.pieces.is_empty()
     }

@@ -11,7 +11,9 @@ use super::prefetch::Prefetched;
 /// A complete checkpoint: every file it consists of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkpoint {
+    /// The table version the checkpoint holds.
     pub version: u64,
+    /// How the checkpoint's files are named.
     pub kind: CheckpointKind,
     /// One file, or every part of a multi-part checkpoint in part order.
     pub parts: Vec<ObjectMeta>,
@@ -20,7 +22,9 @@ pub struct Checkpoint {
 /// The files that reconstruct one version.
 #[derive(Debug, Clone)]
 pub struct LogSegment {
+    /// The version the segment reconstructs.
     pub version: u64,
+    /// The checkpoint to start from; `None` when replay starts at commit 0.
     pub checkpoint: Option<Checkpoint>,
     /// Commit files after the checkpoint up to `version`, ascending.
     pub commits: Vec<LogFile>,

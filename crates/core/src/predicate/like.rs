@@ -17,13 +17,14 @@ enum Tok {
 
 /// A compiled pattern.
 #[derive(Debug, Clone)]
-pub struct LikePattern {
+pub(crate) struct LikePattern {
     toks: Vec<Tok>,
     case_insensitive: bool,
 }
 
 impl LikePattern {
-    pub fn new(pattern: &str, case_insensitive: bool) -> Self {
+    /// Compile `pattern`; with `case_insensitive` (`ILIKE`) it matches lower-cased values.
+    pub(crate) fn new(pattern: &str, case_insensitive: bool) -> Self {
         let pattern = if case_insensitive {
             pattern.to_lowercase()
         } else {
@@ -51,7 +52,7 @@ impl LikePattern {
     }
 
     /// Whether `value` matches.
-    pub fn matches(&self, value: &str) -> bool {
+    pub(crate) fn matches(&self, value: &str) -> bool {
         if self.case_insensitive {
             let lower = value.to_lowercase();
             self.match_chars(&lower.chars().collect::<Vec<_>>())
@@ -95,7 +96,7 @@ impl LikePattern {
 
 /// `array LIKE pattern` for a string column (`Utf8`, `LargeUtf8`, `Utf8View`); `None` for
 /// other types.
-pub fn like(array: &dyn Array, pattern: &LikePattern) -> Option<BooleanArray> {
+pub(crate) fn like(array: &dyn Array, pattern: &LikePattern) -> Option<BooleanArray> {
     let eval = |v: Option<&str>| v.map(|s| pattern.matches(s));
     Some(match array.data_type() {
         DataType::Utf8 => array.as_string::<i32>().iter().map(eval).collect(),

@@ -22,10 +22,13 @@ use crate::error::{Error, Result};
 /// A literal value of a filter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Literal {
+    /// `NULL`.
     Null,
+    /// `TRUE` or `FALSE`.
     Bool(bool),
     /// A number as written (integer, decimal or float text).
     Number(String),
+    /// A string literal, without its quotes.
     Str(String),
 }
 
@@ -54,11 +57,17 @@ impl std::fmt::Display for Literal {
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmpOp {
+    /// `=`
     Eq,
+    /// `<>` or `!=`
     NotEq,
+    /// `<`
     Lt,
+    /// `<=`
     LtEq,
+    /// `>`
     Gt,
+    /// `>=`
     GtEq,
 }
 
@@ -89,35 +98,60 @@ impl CmpOp {
 /// A filter over the table's columns.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Predicate {
+    /// Always true or always false.
     Const(bool),
+    /// `column op value`.
     Cmp {
+        /// The column's path: a top-level name, then nested field names.
         column: Vec<String>,
+        /// The comparison.
         op: CmpOp,
+        /// The literal, read as the column's type when evaluated.
         value: Literal,
     },
+    /// `column IS [NOT] NULL`.
     IsNull {
+        /// The column's path: a top-level name, then nested field names.
         column: Vec<String>,
+        /// `true` for `IS NOT NULL`.
         negated: bool,
     },
+    /// `column [NOT] IN (values)`.
     In {
+        /// The column's path: a top-level name, then nested field names.
         column: Vec<String>,
+        /// The listed literals.
         values: Vec<Literal>,
+        /// `true` for `NOT IN`.
         negated: bool,
     },
+    /// `column [NOT] BETWEEN low AND high` (both bounds inclusive).
     Between {
+        /// The column's path: a top-level name, then nested field names.
         column: Vec<String>,
+        /// The lower bound.
         low: Literal,
+        /// The upper bound.
         high: Literal,
+        /// `true` for `NOT BETWEEN`.
         negated: bool,
     },
+    /// `column [NOT] LIKE|ILIKE pattern`.
     Like {
+        /// The column's path: a top-level name, then nested field names.
         column: Vec<String>,
+        /// The pattern: `%` any run of characters, `_` one, `\` escapes.
         pattern: String,
+        /// `true` for `NOT LIKE`.
         negated: bool,
+        /// `true` for `ILIKE` (value and pattern compared lower-cased).
         case_insensitive: bool,
     },
+    /// Both hold.
     And(Box<Predicate>, Box<Predicate>),
+    /// Either holds.
     Or(Box<Predicate>, Box<Predicate>),
+    /// The inner predicate does not hold.
     Not(Box<Predicate>),
 }
 

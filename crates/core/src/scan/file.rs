@@ -80,8 +80,11 @@ impl RowMask {
 pub struct FileRead<'f> {
     /// The path as written in the log.
     pub path: &'f str,
+    /// The file's size in bytes, as in the log.
     pub size: i64,
+    /// The file's partition values (column to serialized value, `None` for null).
     pub partition_values: &'f StringMap,
+    /// Which of the file's rows to return.
     pub rows: RowMask,
 }
 

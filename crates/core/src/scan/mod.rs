@@ -73,6 +73,7 @@ impl Default for ScanOptions {
 /// Counters of a finished scan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScanMetrics {
+    /// Data files whose footer was read.
     pub files_read: usize,
     /// Files skipped by partition values or file statistics.
     pub files_skipped: usize,
@@ -80,8 +81,11 @@ pub struct ScanMetrics {
     pub row_groups_skipped: usize,
     /// Rows in pages the page index ruled out.
     pub rows_skipped_by_page_index: usize,
+    /// Row groups decoded.
     pub row_groups_read: usize,
+    /// Rows handed to the sink.
     pub rows_returned: usize,
+    /// Rows dropped by deletion vectors (or not selected by a row mask).
     pub rows_deleted: usize,
 }
 
