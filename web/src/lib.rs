@@ -21,5 +21,15 @@ pub mod ui;
 
 /// Mount the app on the page's body.
 pub fn start() {
+    expose_memory();
     leptos::mount::mount_to_body(ui::App);
+}
+
+/// `window.deltalensWasmMemory`: the module's `WebAssembly.Memory`, so a test can read
+/// how large the tab's wasm heap grew (web/e2e/scale.mjs).
+fn expose_memory() {
+    #[cfg(target_arch = "wasm32")]
+    if let Some(w) = web_sys::window() {
+        let _ = js_sys::Reflect::set(&w, &"deltalensWasmMemory".into(), &wasm_bindgen::memory());
+    }
 }

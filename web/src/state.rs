@@ -1,14 +1,18 @@
-//! The page's state: which table is open ([`Ctx::session`]), the snapshot shown, the
-//! version and tab, what is running and the last error — and the actions that change it
-//! (open, load a version, time travel, run and cancel a long operation). Components read
-//! it with [`use_ctx`]; nothing here renders.
+//! The page's state: which table is open ([`Ctx::session`]), the version shown — first
+//! without its files ([`Ctx::info`]: schema, properties, history render at once), then
+//! its file totals as they stream in ([`Ctx::totals`]), and the whole file list
+//! ([`Ctx::snapshot`]) only when a tab needs it (Data, Files) — the tab and version,
+//! what is running and the last error, and the actions that change it (open, load a
+//! version, time travel, run and cancel a long operation). Components read it with
+//! [`use_ctx`]; nothing here renders.
 
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use deltalens_core::file_totals::FileTotals;
 use deltalens_core::time_travel::parse_timestamp;
-use deltalens_core::{HistoryEntry, Snapshot, VersionSpec};
+use deltalens_core::{HistoryEntry, Snapshot, VersionInfo, VersionSpec};
 use futures::future::{AbortHandle, Abortable};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -61,6 +65,11 @@ impl Tab {
 #[derive(Clone, Copy)]
 pub struct Ctx {
     pub session: RwSignal<Option<Rc<Session>>, LocalStorage>,
+    /// The version shown, without its files.
+    pub info: RwSignal<Option<Arc<VersionInfo>>, LocalStorage>,
+    /// Totals over its files so far, and whether they are complete.
+    pub totals: RwSignal<Option<(FileTotals, bool)>>,
+    /// The version with every file, loaded when a tab needs it ([`Ctx::need_snapshot`]).
     pub snapshot: RwSignal<Option<Arc<Snapshot>>, LocalStorage>,
     /// The newest version known.
     pub latest: RwSignal<Option<u64>>,
@@ -83,6 +92,8 @@ impl Ctx {
     pub(crate) fn new() -> Ctx {
         Ctx {
             session: RwSignal::new_local(None),
+            info: RwSignal::new_local(None),
+            totals: RwSignal::new(None),
             snapshot: RwSignal::new_local(None),
             latest: RwSignal::new(None),
             version: RwSignal::new(None),
@@ -144,7 +155,9 @@ impl Ctx {
         });
     }
 
-    /// Load the snapshot at `version` (latest when `None`).
+    /// Show `version` (latest when `None`): first the version without its files, then
+    /// the totals over its files as they stream in (memory follows a window of the
+    /// checkpoint, not the file count).
     pub fn load(self, version: Option<u64>) {
         let Some(s) = self.session.get_untracked() else {
             return;
@@ -153,17 +166,58 @@ impl Ctx {
         self.write_url();
         self.run(loading_label(version), async move {
             let spec = version.map_or(VersionSpec::Latest, VersionSpec::Version);
-            let snap = s.table.snapshot(spec).await.map_err(|e| explain(&e))?;
+            let info = s.table.version_info(spec).await.map_err(|e| explain(&e))?;
             let newest = self
-                .newest(&s, version, snap.version)
+                .newest(&s, version, info.version)
                 .await
                 .map_err(|e| explain(&e))?;
             if let Some(l) = newest {
                 self.latest.set(Some(l));
             }
+            let info = Arc::new(info);
+            self.snapshot.set(None);
+            self.totals.set(None);
+            self.info.set(Some(Arc::clone(&info)));
+            self.busy.set(Some(format!(
+                "counting the files of version {}",
+                info.version
+            )));
+            let totals = info
+                .file_totals(&mut |t| {
+                    self.totals.set(Some((t.clone(), false)));
+                    true
+                })
+                .await
+                .map_err(|e| explain(&e))?;
+            self.totals.set(Some((totals, true)));
+            Ok(())
+        });
+    }
+
+    /// Load every file of the version shown, unless loaded or loading: for the tabs that
+    /// list or read the files. Its totals complete [`Ctx::totals`] too.
+    pub fn need_snapshot(self) {
+        let Some(info) = self.info.get_untracked() else {
+            return;
+        };
+        let label = format!("reading every file of version {}", info.version);
+        // already there, or on its way (a cancelled load is started again)
+        if self.snapshot.get_untracked().is_some()
+            || self.busy.get_untracked().as_deref() == Some(label.as_str())
+        {
+            return;
+        }
+        self.run(label, async move {
+            let snap = info.snapshot().await.map_err(|e| explain(&e))?;
+            self.totals.set(Some((FileTotals::of(&snap.files), true)));
             self.snapshot.set(Some(Arc::new(snap)));
             Ok(())
         });
+    }
+
+    /// The version shown, if one is open.
+    pub fn shown_version(self) -> Option<u64> {
+        self.info.with(|i| i.as_ref().map(|i| i.version))
     }
 
     /// The newest version when reading `version` (latest when `None`) found `read`
@@ -181,7 +235,9 @@ impl Ctx {
         if self.latest.get_untracked().is_some_and(|l| read <= l) {
             return Ok(None);
         }
-        Ok(Some(s.table.snapshot(VersionSpec::Latest).await?.version))
+        Ok(Some(
+            s.table.version_info(VersionSpec::Latest).await?.version,
+        ))
     }
 
     /// Open a table URL and show it.
@@ -190,6 +246,8 @@ impl Ctx {
             Ok(s) => {
                 session::remember_recent(&s.url);
                 self.session.set(Some(Rc::new(s)));
+                self.info.set(None);
+                self.totals.set(None);
                 self.snapshot.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());

@@ -3,7 +3,6 @@
 //! the status line with progress and cancel, and the error box. The state they show and
 //! change lives in [`crate::state`]; the tabs in [`crate::tabs`].
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use deltalens_core::VersionSpec;
@@ -212,12 +211,13 @@ fn VersionBar() -> impl IntoView {
                 return;
             };
             spawn_local(async move {
-                if let Ok(snap) = s.table.snapshot(VersionSpec::Latest).await
-                    && ctx.latest.get_untracked().is_some_and(|l| snap.version > l)
+                // the newest version without its files: a poll costs the log's tip
+                if let Ok(info) = s.table.version_info(VersionSpec::Latest).await
+                    && ctx.latest.get_untracked().is_some_and(|l| info.version > l)
                 {
-                    ctx.latest.set(Some(snap.version)); // the History tab reloads for it
+                    ctx.latest.set(Some(info.version)); // the History tab reloads for it
                     if ctx.version.get_untracked().is_none() {
-                        ctx.snapshot.set(Some(Arc::new(snap)));
+                        ctx.load(None);
                     }
                 }
             });
@@ -230,13 +230,13 @@ fn VersionBar() -> impl IntoView {
             <label>"version "
                 <input id="version-slider" type="range" min="0"
                     prop:max=move || ctx.latest.get().unwrap_or(0).to_string()
-                    prop:value=move || ctx.snapshot.get().map(|s| s.version).unwrap_or(0).to_string()
+                    prop:value=move || ctx.shown_version().unwrap_or(0).to_string()
                     on:change=move |ev| {
                         let v: Option<u64> = event_target_value(&ev).parse().ok();
                         let latest = ctx.latest.get_untracked();
                         ctx.load(if v == latest { None } else { v });
                     } />
-                <b id="version">{move || ctx.snapshot.get().map(|s| s.version.to_string()).unwrap_or_default()}</b>
+                <b id="version">{move || ctx.shown_version().map(|v| v.to_string()).unwrap_or_default()}</b>
                 " of " {move || ctx.latest.get().map(|v| v.to_string()).unwrap_or_default()}
             </label>
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); ctx.travel_to(ts.get_untracked()); }>

@@ -90,6 +90,12 @@ pub fn DataTab() -> impl IntoView {
             },
         );
     };
+    // the files to read: loaded when this tab is shown
+    Effect::new(move || {
+        if ctx.info.get().is_some() && ctx.snapshot.get().is_none() {
+            ctx.need_snapshot();
+        }
+    });
     // run when the version changes (time travel changes the preview)
     Effect::new(move || {
         if let Some(s) = ctx.snapshot.get()

@@ -21,6 +21,12 @@ fn cell(v: &Value) -> String {
 pub fn FilesTab() -> impl IntoView {
     let ctx = use_ctx();
     let all = RwSignal::new(false);
+    // the whole file list: loaded when this tab is shown
+    Effect::new(move || {
+        if ctx.info.get().is_some() && ctx.snapshot.get().is_none() {
+            ctx.need_snapshot();
+        }
+    });
     move || {
         let Some(s) = ctx.snapshot.get() else {
             return view! { <p>"Loading…"</p> }.into_any();

@@ -9,15 +9,30 @@ use crate::state::use_ctx;
 pub fn Overview() -> impl IntoView {
     let ctx = use_ctx();
     move || {
-        let (Some(s), Some(sess)) = (ctx.snapshot.get(), ctx.session.get()) else {
+        let (Some(info), Some(sess)) = (ctx.info.get(), ctx.session.get()) else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let doc = deltalens_present::Overview::of(&sess.url, &s);
+        // the version at once, its file totals as they stream in
+        let totals = ctx.totals.get();
+        let complete = totals.as_ref().is_some_and(|(_, done)| *done);
+        let doc = deltalens_present::Overview::of_version(
+            &sess.url,
+            &info,
+            totals.as_ref().filter(|_| complete).map(|(t, _)| t),
+        );
+        let counting = match &totals {
+            Some((t, false)) => format!("counting… {} files so far", t.files),
+            _ => "counting…".to_string(),
+        };
         // the location is the page's header already
         let rows: Vec<(&'static str, String)> = doc
             .lines()
             .into_iter()
             .filter(|(k, _)| *k != "location")
+            .map(|(k, v)| match k {
+                "files" | "size" | "rows" if !complete => (k, counting.clone()),
+                _ => (k, v),
+            })
             .collect();
         let props: Vec<(String, String)> = doc.properties.into_iter().collect();
         let warnings = doc.warnings;

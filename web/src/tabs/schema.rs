@@ -17,8 +17,7 @@ pub fn SchemaTab() -> impl IntoView {
     let other = RwSignal::new(String::new());
     let changes = RwSignal::new(None::<Vec<(String, String, String, String)>>);
     let compare = move || {
-        let (Some(sess), Some(s)) = (ctx.session.get_untracked(), ctx.snapshot.get_untracked())
-        else {
+        let (Some(sess), Some(s)) = (ctx.session.get_untracked(), ctx.info.get_untracked()) else {
             return;
         };
         let Ok(v) = other.get_untracked().trim().parse::<u64>() else {
@@ -50,10 +49,11 @@ pub fn SchemaTab() -> impl IntoView {
         );
     };
     let tree = move || {
-        let Some(s) = ctx.snapshot.get() else {
+        // the version without its files is enough for the schema
+        let Some(s) = ctx.info.get() else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let rows = deltalens_present::schema_rows(&s);
+        let rows = deltalens_present::schema_rows_of(&s.schema, s.partition_columns());
         let hidden = collapsed.get();
         let rows = rows.into_iter().filter(|r| {
             !hidden.iter().any(|h| r.path.starts_with(&format!("{h}.")))
