@@ -37,7 +37,6 @@ console.log(JSON.stringify({ table: TABLE, files: FILES, schema_visible_ms: sche
   wasm_memory_mb: +(wasmBytes / 2 ** 20).toFixed(1), io }));
 await browser.close();
 assert.ok(wasmBytes > 0, 'the page exposes its wasm memory');
-if (GOALS) {
-  assert.ok(schemaMs <= 1000, `schema visible after ${schemaMs} ms (goal 1 s)`);
-  assert.ok(wasmBytes <= 256 * 2 ** 20, `wasm memory ${wasmBytes} bytes (goal 256 MB)`);
-}
+assert.ok(wasmBytes <= 256 * 2 ** 20, `wasm memory ${wasmBytes} bytes (goal 256 MB)`);
+// time depends on the build (release wasm) and the machine: checked on request
+if (GOALS) assert.ok(schemaMs <= 1000, `schema visible after ${schemaMs} ms (goal 1 s)`);
