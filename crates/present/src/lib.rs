@@ -25,6 +25,6 @@ pub mod value;
 pub use error::{PresentError, Result};
 pub use files::FileRow;
 pub use overview::{NOT_COUNTED, Overview, ProtocolSummary, warnings, warnings_of};
-pub use partitions::{PartitionRow, partitions};
+pub use partitions::{PartitionRow, PartitionTotals, partitions};
 pub use rows::{Format, RowWriter, encode};
 pub use schema::{SchemaRow, schema_rows, schema_rows_of};

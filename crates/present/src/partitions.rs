@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use deltalens_core::Snapshot;
+use deltalens_core::actions::Add;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -47,12 +48,26 @@ fn key_text(partition: &BTreeMap<String, Value>) -> String {
 /// `$partitions`: files, bytes, rows and min/max per partition (one row when the table
 /// is not partitioned).
 pub fn partitions(s: &Snapshot) -> Result<Vec<PartitionRow>> {
-    let mut by_key: BTreeMap<String, PartitionRow> = BTreeMap::new();
+    let mut totals = PartitionTotals::default();
     for f in &s.files {
-        let pv = s.partition_values_json(f)?;
-        let partition: BTreeMap<String, Value> = pv.into_iter().collect();
+        totals.add(s.partition_values_json(f)?, f)?;
+    }
+    Ok(totals.finish())
+}
+
+/// `$partitions` added up one file at a time (from a snapshot or a stream of files):
+/// memory follows the number of partitions, not of files.
+#[derive(Debug, Default)]
+pub struct PartitionTotals {
+    by_key: BTreeMap<String, PartitionRow>,
+}
+
+impl PartitionTotals {
+    /// Count file `f`, whose typed partition values are `partition_values`.
+    pub fn add(&mut self, partition_values: serde_json::Map<String, Value>, f: &Add) -> Result<()> {
+        let partition: BTreeMap<String, Value> = partition_values.into_iter().collect();
         let key = serde_json::to_string(&partition).unwrap_or_default();
-        let row = by_key.entry(key).or_insert_with(|| PartitionRow {
+        let row = self.by_key.entry(key).or_insert_with(|| PartitionRow {
             partition,
             file_count: 0,
             total_size: 0,
@@ -103,6 +118,11 @@ pub fn partitions(s: &Snapshot) -> Result<Vec<PartitionRow>> {
                 }
             }
         }
+        Ok(())
     }
-    Ok(by_key.into_values().collect())
+
+    /// The partitions, ordered by their values.
+    pub fn finish(self) -> Vec<PartitionRow> {
+        self.by_key.into_values().collect()
+    }
 }

@@ -1,13 +1,23 @@
 //! Files: a `$partitions`-style summary (files, bytes, rows, min/max per partition) and
-//! the file list with statistics and deletion-vector cardinality.
+//! the file list with statistics and deletion-vector cardinality — both from one pass
+//! over the files as a stream (memory follows the partitions and a page of files, not
+//! the file count), the list a page at a time.
 
+use std::sync::Arc;
+
+use deltalens_core::VersionInfo;
+use deltalens_core::actions::Add;
+use deltalens_core::file_totals::FileTotals;
+use deltalens_present::{PartitionRow, PartitionTotals};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::state::use_ctx;
+use crate::errors::{explain, explain_present};
+use crate::state::{Ctx, use_ctx};
 use deltalens_present::value::bytes as fmt_bytes;
 
-const SHOWN: usize = 500;
+/// Files per page of the list.
+const PAGE: usize = 100;
 
 fn cell(v: &Value) -> String {
     match v {
@@ -17,34 +27,105 @@ fn cell(v: &Value) -> String {
     }
 }
 
+/// What one pass over the files found: the partitions, the first page, the count.
+#[derive(Clone, Default)]
+struct Summary {
+    version: u64,
+    partitions: Vec<PartitionRow>,
+    files: u64,
+}
+
+/// One pass over the files of `info`: `$partitions`, the totals (completing the
+/// overview's) and the first page of files.
+fn summarise(
+    ctx: Ctx,
+    info: Arc<VersionInfo>,
+    summary: RwSignal<Option<Summary>>,
+    page: RwSignal<(usize, Vec<Add>)>,
+) {
+    ctx.run(
+        format!("reading the files of version {}", info.version),
+        async move {
+            let mut parts = PartitionTotals::default();
+            let mut totals = FileTotals::new();
+            let mut first = Vec::new();
+            let mut failed = None;
+            info.for_each_file(&mut |f| {
+                match info.partition_values_json(&f) {
+                    Ok(pv) => {
+                        if let Err(e) = parts.add(pv, &f) {
+                            failed = Some(explain_present(&e));
+                            return Ok(false);
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+                totals.add(&f);
+                if first.len() < PAGE {
+                    first.push(f);
+                }
+                Ok(true)
+            })
+            .await
+            .map_err(|e| explain(&e))?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let files = totals.files;
+            ctx.totals.set(Some((totals, true)));
+            page.set((0, first));
+            summary.set(Some(Summary {
+                version: info.version,
+                partitions: parts.finish(),
+                files,
+            }));
+            Ok(())
+        },
+    );
+}
+
+/// The page of files from `offset`.
+fn turn_page(ctx: Ctx, info: Arc<VersionInfo>, offset: usize, page: RwSignal<(usize, Vec<Add>)>) {
+    ctx.run(
+        format!("reading files {} to {}", offset + 1, offset + PAGE),
+        async move {
+            let files = info
+                .files_page(offset, Some(PAGE))
+                .await
+                .map_err(|e| explain(&e))?;
+            page.set((offset, files));
+            Ok(())
+        },
+    );
+}
+
 #[component]
 pub fn FilesTab() -> impl IntoView {
     let ctx = use_ctx();
-    let all = RwSignal::new(false);
-    // the whole file list: loaded when this tab is shown
+    let summary = RwSignal::new(None::<Summary>);
+    let page = RwSignal::new((0usize, Vec::<Add>::new()));
+    // one pass over the files of each version shown
     Effect::new(move || {
-        if ctx.info.get().is_some() && ctx.snapshot.get().is_none() {
-            ctx.need_snapshot();
+        if let Some(info) = ctx.info.get()
+            && summary
+                .get_untracked()
+                .is_none_or(|s| s.version != info.version)
+        {
+            summarise(ctx, info, summary, page);
         }
     });
     move || {
-        let Some(s) = ctx.snapshot.get() else {
+        let (Some(sum), Some(info)) = (summary.get(), ctx.info.get()) else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let parts = match deltalens_present::partitions(&s) {
-            Ok(p) => p,
-            Err(e) => {
-                return view! { <pre class="error">{crate::errors::explain_present(&e)}</pre> }
-                    .into_any();
-            }
-        };
+        let parts = sum.partitions;
         let cols: Vec<String> = parts
             .iter()
             .flat_map(|p| p.min.keys().cloned())
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        let pcols = s.partition_columns().to_vec();
+        let pcols = info.partition_columns().to_vec();
         let head = view! { <tr>
             {pcols.iter().map(|c| view! { <th>{c.clone()}</th> }).collect_view()}
             <th>"file_count"</th><th>"total_size"</th><th>"record_count"</th>
@@ -59,10 +140,11 @@ pub fn FilesTab() -> impl IntoView {
                 {cols.iter().map(|c| view! { <td>{format!("{} / {}", p.min.get(c).map(cell).unwrap_or_default(), p.max.get(c).map(cell).unwrap_or_default())}</td> }).collect_view()}
             </tr> }
         }).collect_view();
-        let n = s.files.len();
-        let limit = if all.get() { n } else { SHOWN.min(n) };
-        let files = s.files.iter().take(limit).map(|f| {
-            let pv = s.partition_values_json(f).map(|m| m.iter().map(|(k, v)| format!("{k}={}", cell(v))).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+        let n = sum.files as usize;
+        let (offset, shown) = page.get();
+        let end = offset + shown.len();
+        let files = shown.iter().map(|f| {
+            let pv = info.partition_values_json(f).map(|m| m.iter().map(|(k, v)| format!("{k}={}", cell(v))).collect::<Vec<_>>().join(", ")).unwrap_or_default();
             view! { <tr>
                 <td>{f.path.clone()}</td><td>{fmt_bytes(f.size)}</td>
                 <td>{f.num_records().map(|r| r.to_string()).unwrap_or_default()}</td>
@@ -71,16 +153,20 @@ pub fn FilesTab() -> impl IntoView {
                 <td class="meta">{f.stats.clone().unwrap_or_default()}</td>
             </tr> }
         }).collect_view();
+        let (prev, next) = (info.clone(), info.clone());
         view! {
             <section id="files">
                 <h3>"Partitions ($partitions)"</h3>
                 <table class="list" id="partitions"><thead>{head}</thead><tbody>{body}</tbody></table>
                 <h3>{format!("Files ({n})")}</h3>
+                <p id="file-page">{format!("files {} to {end} of {n} (log order: the checkpoint's, then the newer commits')", offset + usize::from(end > offset))}
+                    {(offset > 0).then(|| view! { <button on:click=move |_| turn_page(ctx, prev.clone(), offset.saturating_sub(PAGE), page)>"Previous"</button> })}
+                    {(end < n).then(|| view! { <button on:click=move |_| turn_page(ctx, next.clone(), end, page)>"Next"</button> })}
+                </p>
                 <table class="list" id="file-list">
                     <thead><tr><th>"path"</th><th>"size"</th><th>"rows"</th><th>"deleted rows (DV)"</th><th>"partition"</th><th>"stats"</th></tr></thead>
                     <tbody>{files}</tbody>
                 </table>
-                {(limit < n).then(|| view! { <button on:click=move |_| all.set(true)>{format!("Show all {n} files")}</button> })}
             </section>
         }.into_any()
     }
