@@ -31,9 +31,21 @@ await page.waitForFunction((n) => {
   return el && el.innerText === String(n);
 }, FILES, { timeout: 600000 });
 const totalsMs = Date.now() - t0;
+const overviewBytes = await page.evaluate(() => window.deltalensWasmMemory?.buffer.byteLength ?? -1);
+// the Files tab: $partitions and the first page of files from one pass over the stream
+const t1 = Date.now();
+await page.click('#tab-files');
+await page.waitForFunction((n) => {
+  const el = document.querySelector('#file-page');
+  return el && el.innerText.includes(`of ${n}`);
+}, FILES, { timeout: 600000 });
+const filesMs = Date.now() - t1;
+const listed = await page.locator('#file-list tbody tr').count();
+assert.equal(listed, Math.min(100, FILES), 'a page of files');
 const wasmBytes = await page.evaluate(() => window.deltalensWasmMemory?.buffer.byteLength ?? -1);
 const io = await page.locator('#io').innerText().catch(() => '');
 console.log(JSON.stringify({ table: TABLE, files: FILES, schema_visible_ms: schemaMs, totals_complete_ms: totalsMs,
+  wasm_memory_after_overview_mb: +(overviewBytes / 2 ** 20).toFixed(1), files_tab_ms: filesMs,
   wasm_memory_mb: +(wasmBytes / 2 ** 20).toFixed(1), io }));
 await browser.close();
 assert.ok(wasmBytes > 0, 'the page exposes its wasm memory');
