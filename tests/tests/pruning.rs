@@ -36,6 +36,29 @@ async fn run(
     Ok((canonical_lines(&batches, snap.schema.fields()), m))
 }
 
+/// The same scan over the files chosen while they stream (`snapshot_for_scan`).
+async fn run_streamed(
+    table: &Table,
+    filter: Option<Predicate>,
+    limit: Option<usize>,
+) -> Result<Vec<String>, deltalens_core::Error> {
+    let info = table.version_info(VersionSpec::Latest).await?;
+    let opts = ScanOptions {
+        filter,
+        limit,
+        ..Default::default()
+    };
+    let snap = info.snapshot_for_scan(&opts).await?;
+    let mut batches: Vec<RecordBatch> = Vec::new();
+    snap.scan(opts)?
+        .execute(&mut |b| {
+            batches.push(b);
+            Ok(true)
+        })
+        .await?;
+    Ok(canonical_lines(&batches, snap.schema.fields()))
+}
+
 fn literal(b: &RecordBatch, col: usize, row: usize, ty: &str) -> Option<String> {
     let a = b.column(col);
     if a.is_null(row) || ty == "binary" {
@@ -75,6 +98,7 @@ fn tables() -> Vec<PathBuf> {
 fn pruning_never_changes_results() {
     let rt = runtime();
     let (mut checks, mut files_skipped, mut rgs_skipped, mut page_rows_skipped) = (0, 0, 0, 0);
+    let mut streamed_checks = 0;
     let mut problems = Vec::new();
     for path in tables() {
         let table = open_local(&path);
@@ -97,6 +121,18 @@ fn pruning_never_changes_results() {
             .is_err()
         {
             continue; // unreadable data (vacuumed files): covered by the conformance test
+        }
+        // a limit over files chosen while they stream: as many rows as asked (or all)
+        let all = rt.block_on(run(&table, None, true)).map(|r| r.0.len());
+        for limit in [1, 3, 100] {
+            match (rt.block_on(run_streamed(&table, None, Some(limit))), &all) {
+                (Ok(rows), Ok(n)) if rows.len() == limit.min(*n) => streamed_checks += 1,
+                (got, _) => problems.push(format!(
+                    "{}: LIMIT {limit} over streamed files: {:?} rows of {all:?}",
+                    path.display(),
+                    got.map(|r| r.len())
+                )),
+            }
         }
         let mut filters = Vec::new();
         for (ci, f) in snap.schema.fields().iter().enumerate() {
@@ -144,10 +180,21 @@ fn pruning_never_changes_results() {
                 }
             };
             let on = rt.block_on(run(&table, Some(p.clone()), true));
+            let streamed = rt.block_on(run_streamed(&table, Some(p.clone()), None));
             let off = rt.block_on(run(&table, Some(p), false));
             checks += 1;
             match (on, off) {
                 (Ok((a, m)), Ok((b, _))) => {
+                    // files chosen while they stream: the same rows
+                    match &streamed {
+                        Ok(c) if *c == b => streamed_checks += 1,
+                        other => problems.push(format!(
+                            "{}: {sql}: streamed files give {:?} rows, {} unpruned",
+                            path.display(),
+                            other.as_ref().map(Vec::len),
+                            b.len()
+                        )),
+                    }
                     files_skipped += m.files_skipped;
                     rgs_skipped += m.row_groups_skipped;
                     page_rows_skipped += m.rows_skipped_by_page_index;
@@ -170,7 +217,7 @@ fn pruning_never_changes_results() {
         }
     }
     eprintln!(
-        "pruning: {checks} filters, same rows with and without pruning; {files_skipped} files, {rgs_skipped} row groups and {page_rows_skipped} rows of pages skipped"
+        "pruning: {checks} filters, same rows with and without pruning ({streamed_checks} also over files chosen while they stream); {files_skipped} files, {rgs_skipped} row groups and {page_rows_skipped} rows of pages skipped"
     );
     assert!(
         problems.is_empty(),

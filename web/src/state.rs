@@ -1,7 +1,7 @@
-//! The page's state: which table is open ([`Ctx::session`]), the version shown — first
-//! without its files ([`Ctx::info`]: schema, properties, history render at once), then
-//! its file totals as they stream in ([`Ctx::totals`]), and the whole file list
-//! ([`Ctx::snapshot`]) only when a tab needs it (Data, Files) — the tab and version,
+//! The page's state: which table is open ([`Ctx::session`]), the version shown — without
+//! its files ([`Ctx::info`]: schema, properties, history render at once), its file totals
+//! as they stream in ([`Ctx::totals`]); the tabs that list or read files stream them
+//! themselves, never holding the whole list — the tab and version,
 //! what is running and the last error, and the actions that change it (open, load a
 //! version, time travel, run and cancel a long operation). Components read it with
 //! [`use_ctx`]; nothing here renders.
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use deltalens_core::file_totals::FileTotals;
 use deltalens_core::time_travel::parse_timestamp;
-use deltalens_core::{HistoryEntry, Snapshot, VersionInfo, VersionSpec};
+use deltalens_core::{HistoryEntry, VersionInfo, VersionSpec};
 use futures::future::{AbortHandle, Abortable};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -69,8 +69,6 @@ pub struct Ctx {
     pub info: RwSignal<Option<Arc<VersionInfo>>, LocalStorage>,
     /// Totals over its files so far, and whether they are complete.
     pub totals: RwSignal<Option<(FileTotals, bool)>>,
-    /// The version with every file, loaded when a tab needs it ([`Ctx::need_snapshot`]).
-    pub snapshot: RwSignal<Option<Arc<Snapshot>>, LocalStorage>,
     /// The newest version known.
     pub latest: RwSignal<Option<u64>>,
     /// The version being looked at (`None`: follow the latest).
@@ -94,7 +92,6 @@ impl Ctx {
             session: RwSignal::new_local(None),
             info: RwSignal::new_local(None),
             totals: RwSignal::new(None),
-            snapshot: RwSignal::new_local(None),
             latest: RwSignal::new(None),
             version: RwSignal::new(None),
             tab: RwSignal::new(Tab::Overview),
@@ -175,7 +172,6 @@ impl Ctx {
                 self.latest.set(Some(l));
             }
             let info = Arc::new(info);
-            self.snapshot.set(None);
             self.totals.set(None);
             self.info.set(Some(Arc::clone(&info)));
             self.busy.set(Some(format!(
@@ -190,27 +186,6 @@ impl Ctx {
                 .await
                 .map_err(|e| explain(&e))?;
             self.totals.set(Some((totals, true)));
-            Ok(())
-        });
-    }
-
-    /// Load every file of the version shown, unless loaded or loading: for the tabs that
-    /// list or read the files. Its totals complete [`Ctx::totals`] too.
-    pub fn need_snapshot(self) {
-        let Some(info) = self.info.get_untracked() else {
-            return;
-        };
-        let label = format!("reading every file of version {}", info.version);
-        // already there, or on its way (a cancelled load is started again)
-        if self.snapshot.get_untracked().is_some()
-            || self.busy.get_untracked().as_deref() == Some(label.as_str())
-        {
-            return;
-        }
-        self.run(label, async move {
-            let snap = info.snapshot().await.map_err(|e| explain(&e))?;
-            self.totals.set(Some((FileTotals::of(&snap.files), true)));
-            self.snapshot.set(Some(Arc::new(snap)));
             Ok(())
         });
     }
@@ -248,7 +223,6 @@ impl Ctx {
                 self.session.set(Some(Rc::new(s)));
                 self.info.set(None);
                 self.totals.set(None);
-                self.snapshot.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());
                 self.load(version);

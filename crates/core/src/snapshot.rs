@@ -19,7 +19,9 @@ use crate::table::{Table, VersionSpec};
 /// scans its own files ([`Snapshot::scan`], in `scan`).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
-    table: Table,
+    /// The table read (crate-visible so that a version read without its files can be
+    /// completed with some of them: `VersionInfo::snapshot_for_scan`).
+    pub(crate) table: Table,
     /// The table version this snapshot is at.
     pub version: u64,
     /// The table's `protocol` at this version.

@@ -14,7 +14,9 @@ use crate::file_totals::FileTotals;
 use crate::log::LogSegment;
 use crate::metadata::load_head;
 use crate::partition_values::file_partition_values;
+use crate::scan::ScanOptions;
 use crate::schema::TableSchema;
+use crate::skipping::{FileStats, could_match};
 use crate::snapshot::Snapshot;
 use crate::table::{Table, VersionSpec};
 
@@ -132,5 +134,54 @@ impl VersionInfo {
     /// The snapshot of this version: every active file, in memory.
     pub async fn snapshot(&self) -> Result<Snapshot> {
         Snapshot::load(&self.table, &self.segment).await
+    }
+
+    /// The snapshot a scan with `options` needs, its files chosen while they stream:
+    /// those the filter rules out by partition values or statistics are never kept,
+    /// and without a filter a `limit` ends the stream once the kept files' row counts
+    /// (statistics minus deletion vectors) cover it. A preview of a million-file table
+    /// keeps a handful of files; a partition filter keeps that partition's. Which rows a
+    /// `limit` returns may differ from a scan of [`VersionInfo::snapshot`] (both are the
+    /// first rows of some files); the set under a filter does not.
+    pub async fn snapshot_for_scan(&self, options: &ScanOptions) -> Result<Snapshot> {
+        let prune = options.filter.as_ref().filter(|_| options.prune);
+        let fields = self.schema.fields();
+        let partition_columns = self.partition_columns();
+        let mut files = Vec::new();
+        let mut rows: i64 = 0;
+        self.for_each_file(&mut |f| {
+            if let Some(p) = prune
+                && !could_match(p, &FileStats::new(fields, partition_columns, &f), false)
+            {
+                return Ok(true);
+            }
+            if options.filter.is_none()
+                && let Some(n) = f.num_records()
+            {
+                let deleted = f.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+                rows = rows.saturating_add(n.saturating_sub(deleted).max(0));
+            }
+            files.push(f);
+            let covered = options.filter.is_none()
+                && options
+                    .limit
+                    .is_some_and(|l| u64::try_from(rows).is_ok_and(|r| r >= l as u64));
+            Ok(!covered)
+        })
+        .await?;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        // a part of the version: no transactions or domain metadata, which scans ignore
+        Ok(Snapshot {
+            table: self.table.clone(),
+            version: self.version,
+            protocol: self.protocol.clone(),
+            metadata: self.metadata.clone(),
+            schema: self.schema.clone(),
+            files,
+            txns: BTreeMap::new(),
+            domain_metadata: BTreeMap::new(),
+            commit_info: self.commit_info.clone(),
+            checkpoint_version: self.checkpoint_version,
+        })
     }
 }

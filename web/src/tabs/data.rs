@@ -37,16 +37,16 @@ pub fn DataTab() -> impl IntoView {
     let ran_for = RwSignal::new(None::<(u64, String, usize, Option<BTreeSet<String>>)>);
 
     let run = move || {
-        let (Some(sess), Some(snap)) = (ctx.session.get_untracked(), ctx.snapshot.get_untracked())
+        let (Some(sess), Some(info)) = (ctx.session.get_untracked(), ctx.info.get_untracked())
         else {
             return;
         };
         let f = filter.get_untracked();
         let n = limit.get_untracked();
         let cols = picked.get_untracked();
-        ran_for.set(Some((snap.version, f.clone(), n, cols.clone())));
+        ran_for.set(Some((info.version, f.clone(), n, cols.clone())));
         ctx.run(
-            format!("reading up to {n} rows of version {}", snap.version),
+            format!("reading up to {n} rows of version {}", info.version),
             async move {
                 let filter = if f.trim().is_empty() {
                     None
@@ -54,7 +54,7 @@ pub fn DataTab() -> impl IntoView {
                     Some(Predicate::parse(&f).map_err(|e| explain(&e))?)
                 };
                 let columns = cols.map(|c| {
-                    snap.schema
+                    info.schema
                         .fields()
                         .iter()
                         .map(|x| x.name.clone())
@@ -68,6 +68,12 @@ pub fn DataTab() -> impl IntoView {
                     ..Default::default()
                 };
                 let before = sess.stats();
+                // the files chosen while they stream: a preview of a million-file table
+                // keeps a handful of them, a partition filter that partition's
+                let snap = info
+                    .snapshot_for_scan(&opts)
+                    .await
+                    .map_err(|e| explain(&e))?;
                 let scan = snap.scan(opts).map_err(|e| explain(&e))?;
                 let schema = scan.schema_with([]);
                 let mut batches = Vec::new();
@@ -90,15 +96,10 @@ pub fn DataTab() -> impl IntoView {
             },
         );
     };
-    // the files to read: loaded when this tab is shown
+    // run when the version changes (time travel changes the preview), once its file
+    // totals are in (one operation runs at a time: starting earlier would cancel them)
     Effect::new(move || {
-        if ctx.info.get().is_some() && ctx.snapshot.get().is_none() {
-            ctx.need_snapshot();
-        }
-    });
-    // run when the version changes (time travel changes the preview)
-    Effect::new(move || {
-        if let Some(s) = ctx.snapshot.get()
+        if let (Some(s), Some((_, true))) = (ctx.info.get(), ctx.totals.get())
             && ran_for.get_untracked().is_none_or(|r| r.0 != s.version)
         {
             run();
@@ -122,7 +123,7 @@ pub fn DataTab() -> impl IntoView {
     let download = move |kind: Format| {
         let r = result.get_untracked();
         let Some(schema) = r.schema else { return };
-        let v = ctx.snapshot.get_untracked().map(|s| s.version).unwrap_or(0);
+        let v = ctx.shown_version().unwrap_or(0);
         let out = rows::file(kind, &schema, &r.batches).and_then(|d| {
             rows::download(
                 &format!("deltalens-v{v}.{}", kind.extension()),
@@ -136,7 +137,7 @@ pub fn DataTab() -> impl IntoView {
         }
     };
     let columns = move || {
-        let Some(s) = ctx.snapshot.get() else {
+        let Some(s) = ctx.info.get() else {
             return Vec::new();
         };
         s.schema

@@ -70,8 +70,16 @@ impl Progress {
 }
 
 async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, CliError> {
-    let s = t.table.snapshot(at).await?;
-    let scan = s.scan(rows.scan_options()?)?;
+    // the files chosen while they stream: a preview or a partition filter keeps a few
+    // of a million, never the whole list
+    let options = rows.scan_options()?;
+    let s = t
+        .table
+        .version_info(at)
+        .await?
+        .snapshot_for_scan(&options)
+        .await?;
+    let scan = s.scan(options)?;
     let schema = scan.schema();
     let out = output::destination(rows.output.as_deref())?;
     let mut writer = RowWriter::new(rows.format, out, &schema)?;
