@@ -26,8 +26,14 @@ def run_rss(cmd):
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
+    # stderr is drained while stdout is read: a child that logs more than a pipe holds
+    # (--io-log on a 3M-file table) would otherwise block on it, and the reader on stdout
+    errs = []
+    drain = threading.Thread(target=lambda: errs.append(p.stderr.read()), daemon=True)
+    drain.start()
     out = p.stdout.read()
-    err = p.stderr.read()
+    drain.join()
+    err = errs[0] if errs else b""
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     stop.set()
