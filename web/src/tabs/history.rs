@@ -46,6 +46,7 @@ fn compact(v: &Option<Value>) -> String {
 #[component]
 pub fn HistoryTab() -> impl IntoView {
     let ctx = use_ctx();
+    // "more" is a long operation of its own (shown, cancellable)
     let load = move |n: usize| {
         let Some(s) = ctx.session.get_untracked() else {
             return;
@@ -56,16 +57,34 @@ pub fn HistoryTab() -> impl IntoView {
             Ok(())
         });
     };
-    // load once per known latest version, when nothing else runs (live follow moves it)
+    // once per known latest version (live follow moves it): read beside whatever runs —
+    // the commits' history needs no file, so it shows while a version's file totals are
+    // still streaming in
     let loaded_for = RwSignal::new(None::<Option<u64>>);
     Effect::new(move || {
         let latest = ctx.latest.get();
-        if ctx.busy.get().is_none()
-            && ctx.session.get().is_some()
-            && loaded_for.get_untracked() != Some(latest)
-        {
+        let Some(s) = ctx.session.get() else {
+            return;
+        };
+        if latest.is_some() && loaded_for.get_untracked() != Some(latest) {
             loaded_for.set(Some(latest));
-            load(ctx.history.get_untracked().len().max(PAGE));
+            let n = ctx.history.get_untracked().len().max(PAGE);
+            leptos::task::spawn_local(async move {
+                let h = s.table.history(Some(n)).await;
+                // the answer of a table still open (another may have been opened since)
+                if !ctx
+                    .session
+                    .get_untracked()
+                    .is_some_and(|now| std::rc::Rc::ptr_eq(&now, &s))
+                {
+                    return;
+                }
+                match h {
+                    Ok(h) => ctx.history.set(h),
+                    Err(e) => ctx.error.set(Some(explain(&e))),
+                }
+                ctx.refresh_io();
+            });
         }
     });
     view! {
