@@ -550,4 +550,37 @@ mod tests {
         let e = block_on(crate::respond(api, &demo(), limits)).unwrap_err();
         assert_eq!(e.code(), "rows_buffered_budget_exceeded");
     }
+
+    #[test]
+    fn files_are_listed_whole_or_a_page_at_a_time() {
+        let get = |params: &[(&str, &str)]| {
+            let params: Vec<(String, String)> = params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let api = crate::request::parse_get("/v1/files", &params).unwrap();
+            let r = block_on(crate::respond(api, &demo(), Limits::default())).unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+            v.as_array().unwrap().clone()
+        };
+        let all = get(&[("table", "memory://demo")]);
+        assert!(all.len() > 3, "{}", all.len());
+        let stream = get(&[("table", "memory://demo"), ("offset", "0")]);
+        let page = get(&[("table", "memory://demo"), ("offset", "1"), ("limit", "2")]);
+        assert_eq!(page[..], stream[1..3]);
+        // the same files either way, in log order or by path
+        let paths = |v: &[serde_json::Value]| {
+            let mut p: Vec<String> = v.iter().map(|f| f["path"].to_string()).collect();
+            p.sort();
+            p
+        };
+        assert_eq!(paths(&stream), paths(&all));
+        assert!(
+            crate::request::parse_get(
+                "/v1/files",
+                &[("table".into(), "x".into()), ("offset".into(), "-1".into())]
+            )
+            .is_err()
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! The HTTP API's requests, independent of any HTTP library:
 //!
 //! - `GET /v1/info|schema|history|files?table=URL[&version=N|&timestamp=T]` (`history`
-//!   takes `limit`);
+//!   takes `limit`; `files` takes `limit` and `offset`: a page in log order, streamed);
 //! - `GET /v1/scan?table=URL[&version|timestamp][&columns=a,b][&filter=EXPR][&limit=N][&format=]`;
 //! - `GET /v1/changes?table=URL&from=V[&to=V][&columns][&filter][&limit][&format]` (`from`
 //!   and `to` are versions or timestamps, as `table_changes`);
@@ -59,12 +59,17 @@ pub enum ApiRequest {
         /// The most commits to return; `None` for all.
         limit: Option<usize>,
     },
-    /// `GET /v1/files`: the active files.
+    /// `GET /v1/files`: the active files, sorted by path; with `limit` or `offset` a page
+    /// of them in log order, streamed (a million-file table fits a worker's memory).
     Files {
         /// The table URL.
         table: String,
         /// The version to read (latest by default).
         at: VersionSpec,
+        /// The most files to return (a page); `None` for all.
+        limit: Option<usize>,
+        /// Files of the log order to skip first.
+        offset: Option<usize>,
     },
     /// Rows: `GET /v1/scan`, `GET /v1/changes` or a SQL query.
     Rows {
@@ -200,13 +205,21 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
         AT.iter().chain(extra).copied().collect()
     }
     Ok(match path.trim_end_matches('/') {
-        route @ ("/v1/info" | "/v1/schema" | "/v1/files") => {
+        route @ ("/v1/info" | "/v1/schema") => {
             p.only(&AT)?;
             let (table, at) = (p.table()?, p.at()?);
             match route {
                 "/v1/info" => ApiRequest::Info { table, at },
-                "/v1/schema" => ApiRequest::Schema { table, at },
-                _ => ApiRequest::Files { table, at },
+                _ => ApiRequest::Schema { table, at },
+            }
+        }
+        "/v1/files" => {
+            p.only(&with(&["limit", "offset"]))?;
+            ApiRequest::Files {
+                table: p.table()?,
+                at: p.at()?,
+                limit: p.usize("limit")?,
+                offset: p.usize("offset")?,
             }
         }
         "/v1/history" => {

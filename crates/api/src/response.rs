@@ -56,9 +56,26 @@ pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<A
             let v = table.version_info(at).await?;
             document(&v.schema.raw, v.version)
         }
-        ApiRequest::Files { at, .. } => {
+        ApiRequest::Files {
+            at,
+            limit: None,
+            offset: None,
+            ..
+        } => {
             let s = table.snapshot(at).await?;
             document(&FileRow::all(&s)?, s.version)
+        }
+        // a page: the files stream and only the page is kept
+        ApiRequest::Files {
+            at, limit, offset, ..
+        } => {
+            let v = table.version_info(at).await?;
+            let page = v.files_page(offset.unwrap_or(0), limit).await?;
+            let rows = page
+                .iter()
+                .map(|f| Ok(FileRow::new(f, v.partition_values_json(f)?)))
+                .collect::<Result<Vec<_>>>()?;
+            document(&rows, v.version)
         }
         ApiRequest::History { limit, .. } => {
             let h = table.history(limit).await?;
