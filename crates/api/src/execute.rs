@@ -181,7 +181,14 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
     };
     let (schema, version) = match &query.source {
         Source::Table { at, .. } => {
-            let snapshot = table.snapshot(*at).await?;
+            // the files chosen while they stream, as the CLI's scan and the explorer do
+            // (the same rows for a LIMIT everywhere; a worker never holds a million-file
+            // list for a preview or a partition filter)
+            let snapshot = table
+                .version_info(*at)
+                .await?
+                .snapshot_for_scan(&options)
+                .await?;
             let scan = snapshot.scan(options)?;
             scan.execute(&mut sink).await?;
             (scan.schema(), snapshot.version)
