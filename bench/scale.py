@@ -113,6 +113,8 @@ def main():
     ap.add_argument("--deltalens", default=os.path.join(ROOT, "target/release/deltalens"))
     ap.add_argument("--goals", action="store_true", help="check the issue's goals; exit 1 on a miss")
     ap.add_argument("--no-peers", action="store_true", help="deltalens only (CI's brief run)")
+    ap.add_argument("--rss-slack", type=float, default=1.0,
+                    help="multiply the RSS goals (CI: a debug build on a shared machine)")
     a = ap.parse_args()
     table = os.path.join(a.bench_dir, f"ckpt{a.files // 1000}k")
     if not os.path.isdir(os.path.join(table, "_delta_log")):
@@ -177,12 +179,14 @@ def main():
                  f"{q}: {d['checkpoint_bytes']:,.0f} bytes of the checkpoint read <= 100 KB")
             goal(d["commit_bytes"] <= tail_commits,
                  f"{q}: {d['commit_bytes']:,.0f} bytes of commits read <= the tail's {tail_commits:,}")
-            goal(d["rss"] <= 50 * mb, f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= 50 MiB")
+            goal(d["rss"] <= 50 * mb * a.rss_slack,
+                 f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= {50 * a.rss_slack:.0f} MiB")
             if not a.no_peers:
                 goal(d["wall_s"] <= 0.05 * open_s, f"{q}: {d['wall_s']:.3f} s <= 0.05 x deltalake's open ({open_s:.2f} s)")
         for q in ("info", "files_100"):
             d = med[("deltalens", q)]
-            goal(d["rss"] <= 100 * mb, f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= 100 MiB")
+            goal(d["rss"] <= 100 * mb * a.rss_slack,
+                 f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= {100 * a.rss_slack:.0f} MiB")
             if not a.no_peers:
                 goal(d["wall_s"] <= 0.5 * open_s, f"{q}: {d['wall_s']:.3f} s <= 0.5 x deltalake's open ({open_s:.2f} s)")
         if misses:
