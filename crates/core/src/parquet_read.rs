@@ -476,7 +476,10 @@ async fn dictionary_pages<S: Storage + ?Sized>(
             let c = group.column(i);
             let start = u64::try_from(c.dictionary_page_offset()?).ok()?;
             let end = u64::try_from(c.data_page_offset()).ok()?;
-            (start < end).then_some(start..end)
+            // within the chunk (a crafted footer's offsets are not trusted): else the
+            // decoder fetches the dictionary itself, as without this prefetch
+            let chunk = u64::try_from(c.compressed_size()).ok()?;
+            (start < end && end - start <= chunk).then_some(start..end)
         })
         .collect();
     if ranges.is_empty() {
