@@ -297,6 +297,14 @@ pub struct Metadata {
 }
 
 impl Metadata {
+    /// Table properties with a value (Trino's `$properties`).
+    pub fn properties(&self) -> std::collections::BTreeMap<String, String> {
+        self.configuration
+            .iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+            .collect()
+    }
+
     /// A table property, `None` when unset or null.
     pub fn property(&self, key: &str) -> Option<&str> {
         self.configuration.get(key).and_then(|v| v.as_deref())

@@ -104,14 +104,7 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
         })
         .collect();
     if what == CheckpointRead::Snapshot && !sidecars.is_empty() {
-        let first = parts.first().map_or("", |p| p.path.as_str());
-        limits::check(
-            "MAX_SIDECARS",
-            "the number of sidecar files",
-            sidecars.len() as u64,
-            limits::MAX_SIDECARS,
-            first,
-        )?;
+        check_sidecar_count(parts, sidecars.len())?;
         let files: Vec<CheckpointActions> = futures::stream::iter(&sidecars)
             .map(|s| read_sidecar(storage, s))
             .buffered(FETCH_CONCURRENCY)
@@ -143,22 +136,10 @@ pub async fn stream_checkpoint_adds<S: Storage + ?Sized>(
         }
     }
     if !sidecars.is_empty() {
-        let first = parts.first().map_or("", |p| p.path.as_str());
-        limits::check(
-            "MAX_SIDECARS",
-            "the number of sidecar files",
-            sidecars.len() as u64,
-            limits::MAX_SIDECARS,
-            first,
-        )?;
+        check_sidecar_count(parts, sidecars.len())?;
     }
     for sidecar in &sidecars {
-        let path = sidecar_path(&sidecar.path)?;
-        let size = if sidecar.size_in_bytes > 0 {
-            sidecar.size_in_bytes as u64
-        } else {
-            storage.head(&path).await?.size
-        };
+        let (path, size) = locate_sidecar(storage, sidecar).await?;
         if !stream_file_adds(storage, &path, size, false, &mut Vec::new(), on_adds).await? {
             return Ok(());
         }
@@ -230,16 +211,38 @@ async fn read_one<S: Storage + ?Sized>(
     Ok(out)
 }
 
-async fn read_sidecar<S: Storage + ?Sized>(
+/// At most [`limits::MAX_SIDECARS`] sidecars for the checkpoint made of `parts`.
+fn check_sidecar_count(parts: &[ObjectMeta], n: usize) -> Result<()> {
+    let first = parts.first().map_or("", |p| p.path.as_str());
+    limits::check(
+        "MAX_SIDECARS",
+        "the number of sidecar files",
+        n as u64,
+        limits::MAX_SIDECARS,
+        first,
+    )
+}
+
+/// A sidecar's path under `_delta_log/_sidecars/` and its size (asked of the store when
+/// the action does not give it).
+async fn locate_sidecar<S: Storage + ?Sized>(
     storage: &S,
     sidecar: &Sidecar,
-) -> Result<CheckpointActions> {
+) -> Result<(String, u64)> {
     let path = sidecar_path(&sidecar.path)?;
     let size = if sidecar.size_in_bytes > 0 {
         sidecar.size_in_bytes as u64
     } else {
         storage.head(&path).await?.size
     };
+    Ok((path, size))
+}
+
+async fn read_sidecar<S: Storage + ?Sized>(
+    storage: &S,
+    sidecar: &Sidecar,
+) -> Result<CheckpointActions> {
+    let (path, size) = locate_sidecar(storage, sidecar).await?;
     let columns = Columns {
         include: &[&["add"]],
         exclude: EXCLUDE,

@@ -161,11 +161,7 @@ impl Snapshot {
 
     /// Table properties with a value (Trino's `$properties`).
     pub fn properties(&self) -> BTreeMap<String, String> {
-        self.metadata
-            .configuration
-            .iter()
-            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
-            .collect()
+        self.metadata.properties()
     }
 }
 

@@ -73,11 +73,7 @@ impl VersionInfo {
 
     /// Table properties with a value (Trino's `$properties`).
     pub fn properties(&self) -> BTreeMap<String, String> {
-        self.metadata
-            .configuration
-            .iter()
-            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
-            .collect()
+        self.metadata.properties()
     }
 
     /// The partition values of `file`, typed and keyed by logical column name.

@@ -122,11 +122,7 @@ impl Overview {
                 reader_features: p.reader_features.clone(),
                 writer_features: p.writer_features.clone(),
             },
-            properties: md
-                .configuration
-                .iter()
-                .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
-                .collect(),
+            properties: md.properties(),
             partition_columns: md.partition_columns.clone(),
             created_time: md.created_time,
             name: md.name.clone(),
