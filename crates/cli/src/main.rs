@@ -4,6 +4,7 @@
 //! [`cmd`] with its arguments and its `run`; every one that reads a table opens it with
 //! [`table::with_table`]; every failure is a [`error::CliError`], printed here once.
 
+mod allocator;
 mod args;
 mod cmd;
 mod error;
@@ -15,10 +16,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::error::CliError;
-
-// Log replay allocates many small strings; mimalloc is markedly faster than glibc's here.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Look inside a Delta Lake table: schema, properties, history, files.
 #[derive(Parser, Debug)]
@@ -84,6 +81,7 @@ fn fail(e: &CliError) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    allocator::commit_on_demand();
     let cli = Cli::parse();
     // One multi-thread runtime owns every connection: scan threads decode on their own
     // OS threads but drive their reads through this runtime's handle, so pooled HTTP

@@ -7,7 +7,7 @@
 
 use deltalens_storage::Storage;
 
-use crate::actions::{Add, parse_actions};
+use crate::actions::{Add, StringMap, parse_actions};
 use crate::checkpoint::stream_checkpoint_adds;
 use crate::error::Result;
 use crate::log::prefetch::WithPrefetched;
@@ -16,9 +16,13 @@ use crate::replay::Replay;
 
 /// Hand every active file of `segment` to `on_file` (checkpoint files first, in checkpoint
 /// order, then the newer commits' files), until it returns false.
+///
+/// With `keep_partition`, checkpoint adds whose partition values it refuses may be left
+/// out unread (see [`stream_checkpoint_adds`]); `on_file` must still check the rest.
 pub async fn for_each_active_file<S: Storage + ?Sized>(
     storage: &S,
     segment: &LogSegment,
+    keep_partition: Option<&dyn Fn(&StringMap) -> bool>,
     on_file: &mut dyn FnMut(Add) -> Result<bool>,
 ) -> Result<()> {
     let storage = &WithPrefetched {
@@ -32,7 +36,7 @@ pub async fn for_each_active_file<S: Storage + ?Sized>(
     }
     if let Some(cp) = &segment.checkpoint {
         let mut go_on = true;
-        stream_checkpoint_adds(storage, &cp.parts, &mut |adds| {
+        stream_checkpoint_adds(storage, &cp.parts, keep_partition, &mut |adds| {
             for add in adds {
                 if !tail.supersedes(&add) && !on_file(add)? {
                     go_on = false;

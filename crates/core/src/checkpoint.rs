@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::limits;
 use crate::limits::FETCH_CONCURRENCY;
 use crate::log::SIDECAR_DIR;
-use crate::parquet_read::{Columns, read_parquet, stream_parquet};
+use crate::parquet_read::{Columns, Preselect, read_parquet, stream_parquet};
 
 /// Which actions to read from a checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,19 +119,29 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
 
 /// Rows of a checkpoint decoded at a time when streaming its adds: about 8 MB of pages for
 /// adds with JSON statistics.
-pub const STREAM_WINDOW_ROWS: usize = 32 * 1024;
+pub const STREAM_WINDOW_ROWS: usize = 16 * 1024;
 
 /// Stream the `add` actions of a checkpoint made of `parts` (then of its v2 sidecars) a
 /// batch at a time to `on_adds`, which returns false to stop: memory follows the batch,
 /// not the checkpoint. Checkpoint adds are reconciled among themselves already.
+///
+/// With `keep_partition`, a Parquet file's `add.partitionValues` column is read first and
+/// only the adds whose partition values it keeps are decoded (others may still be handed
+/// over: the caller filters again); pages holding none of them are never fetched.
 pub async fn stream_checkpoint_adds<S: Storage + ?Sized>(
     storage: &S,
     parts: &[ObjectMeta],
+    keep_partition: Option<&dyn Fn(&StringMap) -> bool>,
     on_adds: &mut dyn FnMut(Vec<Add>) -> Result<bool>,
 ) -> Result<()> {
     let mut sidecars = Vec::new();
     for part in parts {
-        if !stream_file_adds(storage, &part.path, part.size, true, &mut sidecars, on_adds).await? {
+        let file = StreamedFile {
+            path: &part.path,
+            size: part.size,
+            top_level: true,
+        };
+        if !stream_file_adds(storage, file, keep_partition, &mut sidecars, on_adds).await? {
             return Ok(());
         }
     }
@@ -140,23 +150,37 @@ pub async fn stream_checkpoint_adds<S: Storage + ?Sized>(
     }
     for sidecar in &sidecars {
         let (path, size) = locate_sidecar(storage, sidecar).await?;
-        if !stream_file_adds(storage, &path, size, false, &mut Vec::new(), on_adds).await? {
+        let file = StreamedFile {
+            path: &path,
+            size,
+            top_level: false,
+        };
+        if !stream_file_adds(storage, file, keep_partition, &mut Vec::new(), on_adds).await? {
             return Ok(());
         }
     }
     Ok(())
 }
 
+/// One file of a checkpoint being streamed.
+#[derive(Clone, Copy)]
+struct StreamedFile<'a> {
+    path: &'a str,
+    size: u64,
+    /// A part (which may name sidecars), not a sidecar.
+    top_level: bool,
+}
+
 /// The adds of one checkpoint file to `on_adds` (and, for a top-level file, its sidecar
 /// actions into `sidecars`); false when `on_adds` asked to stop.
 async fn stream_file_adds<S: Storage + ?Sized>(
     storage: &S,
-    path: &str,
-    size: u64,
-    top_level: bool,
+    file: StreamedFile<'_>,
+    keep_partition: Option<&dyn Fn(&StringMap) -> bool>,
     sidecars: &mut Vec<Sidecar>,
     on_adds: &mut dyn FnMut(Vec<Add>) -> Result<bool>,
 ) -> Result<bool> {
+    let path = file.path;
     let split = |actions: CheckpointActions, sidecars: &mut Vec<Sidecar>| {
         sidecars.extend(actions.others.into_iter().filter_map(|a| match a {
             Action::Sidecar(s) => Some(s),
@@ -173,22 +197,57 @@ async fn stream_file_adds<S: Storage + ?Sized>(
         return on_adds(split(actions, sidecars));
     }
     let columns = Columns {
-        include: if top_level {
+        include: if file.top_level {
             &[&["add"], &["sidecar"]]
         } else {
             &[&["add"]]
         },
         exclude: EXCLUDE,
     };
+    let mut keep_rows = |b: &RecordBatch, out: &mut Vec<bool>| {
+        if let Some(keep) = keep_partition {
+            rows_to_decode(b, keep, out);
+        }
+        Ok(())
+    };
+    let preselect = keep_partition.map(|_| Preselect {
+        columns: Columns {
+            include: &[&["add", "partitionValues"], &["sidecar", "path"]],
+            exclude: EXCLUDE,
+        },
+        keep: &mut keep_rows,
+    });
     let mut go_on = true;
-    stream_parquet(storage, path, size, columns, STREAM_WINDOW_ROWS, &mut |b| {
-        let mut actions = CheckpointActions::default();
-        actions_from_batch(path, &b, &mut actions)?;
-        go_on = on_adds(split(actions, sidecars))?;
-        Ok(go_on)
-    })
+    stream_parquet(
+        storage,
+        path,
+        file.size,
+        columns,
+        STREAM_WINDOW_ROWS,
+        preselect,
+        &mut |b| {
+            let mut actions = CheckpointActions::default();
+            actions_from_batch(path, &b, &mut actions)?;
+            go_on = on_adds(split(actions, sidecars))?;
+            Ok(go_on)
+        },
+    )
     .await?;
     Ok(go_on)
+}
+
+/// For each row of `b` (a checkpoint's `add.partitionValues` and `sidecar.path`), whether
+/// to decode it: a sidecar, or an add whose partition values `keep` keeps.
+fn rows_to_decode(b: &RecordBatch, keep: &dyn Fn(&StringMap) -> bool, out: &mut Vec<bool>) {
+    let add = ActionColumn::of(b, "add");
+    let sidecar = ActionColumn::of(b, "sidecar");
+    for i in 0..b.num_rows() {
+        let is_sidecar = sidecar.as_ref().is_some_and(|s| s.valid(i));
+        let kept_add = add.as_ref().is_some_and(|a| {
+            a.valid(i) && keep(&map_at(a.field("partitionValues"), i).unwrap_or_default())
+        });
+        out.push(is_sidecar || kept_add);
+    }
 }
 
 async fn read_one<S: Storage + ?Sized>(

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
 use bytes::Bytes;
 use deltalens_storage::{ByteRange, Storage};
 use futures::{StreamExt, TryStreamExt};
@@ -305,23 +305,47 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
     }
 }
 
-/// Decode `row_group` of a Parquet file whose metadata is known, reading only the columns
-/// in `mask` (and, with `limit`, only as many rows as needed), handing each batch to
-/// `on_batch`; `on_batch` returns false to stop early.
-#[allow(clippy::too_many_arguments)]
+/// One row group to decode: which columns and rows, and the bytes already in hand.
+pub(crate) struct RowGroupDecode<'a> {
+    /// The file's path, for requests and errors.
+    pub path: &'a str,
+    /// The file's footer.
+    pub metadata: &'a Arc<ParquetMetaData>,
+    /// Byte ranges already fetched (offset, bytes): handed to the decoder first.
+    pub prefetched: &'a [(u64, Bytes)],
+    /// The row group.
+    pub row_group: usize,
+    /// The leaf columns to decode.
+    pub mask: ProjectionMask,
+    /// Rows per decoded batch.
+    pub batch_size: usize,
+    /// Decode at most this many rows.
+    pub limit: Option<usize>,
+    /// Decode only these rows.
+    pub selection: Option<RowSelection>,
+    /// How to fetch what is missing.
+    pub policy: FetchPolicy,
+}
+
+/// Decode a row group (see [`RowGroupDecode`]), handing each batch to `on_batch`, which
+/// returns false to stop early; every range fetched is also kept in `fetched` when given.
 pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
     storage: &S,
-    path: &str,
-    metadata: &Arc<ParquetMetaData>,
-    prefetched: &[(u64, Bytes)],
-    row_group: usize,
-    mask: ProjectionMask,
-    batch_size: usize,
-    limit: Option<usize>,
-    selection: Option<RowSelection>,
-    policy: FetchPolicy,
+    read: RowGroupDecode<'_>,
+    mut fetched: Option<&mut Vec<(u64, Bytes)>>,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<()> {
+    let RowGroupDecode {
+        path,
+        metadata,
+        prefetched,
+        row_group,
+        mask,
+        batch_size,
+        limit,
+        selection,
+        policy,
+    } = read;
     let mut builder = ParquetPushDecoderBuilder::try_new_decoder(metadata.clone())
         .map_err(|e| Error::parquet(path, e))?
         .with_projection(mask)
@@ -361,6 +385,9 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
             DecodeResult::NeedsData(ranges) => {
                 check_footer_ranges(&ranges, path)?;
                 let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
+                if let Some(kept) = fetched.as_deref_mut() {
+                    kept.extend(ranges.iter().map(|r| r.start).zip(data.iter().cloned()));
+                }
                 decoder
                     .push_ranges(ranges, data)
                     .map_err(|e| Error::parquet(path, e))?;
@@ -490,6 +517,95 @@ async fn dictionary_pages<S: Storage + ?Sized>(
     Ok(ranges.iter().map(|r| r.start).zip(data).collect())
 }
 
+/// The pages of the columns in `mask` of row group `rg` that begin before `row` and hold
+/// it (a window starting at `row` needs them again), copied out of `fetched` where it
+/// holds them whole.
+fn straddling_pages(
+    metadata: &ParquetMetaData,
+    rg: usize,
+    mask: &ProjectionMask,
+    row: usize,
+    fetched: &[(u64, Bytes)],
+) -> Vec<(u64, Bytes)> {
+    if metadata.page_index().is_none() {
+        return Vec::new();
+    }
+    let pages = metadata.page_index_for_row_group(rg);
+    let columns = metadata.row_group(rg).num_columns();
+    let row = i64::try_from(row).unwrap_or(i64::MAX);
+    (0..columns)
+        .filter(|c| mask.leaf_included(*c))
+        .filter_map(|c| {
+            let locations = pages.page_locations(c)?;
+            let at = locations.partition_point(|p| p.first_row_index <= row);
+            let page = locations.get(at.checked_sub(1)?)?;
+            if page.first_row_index >= row {
+                return None;
+            }
+            let start = u64::try_from(page.offset).ok()?;
+            let end = start.checked_add(u64::try_from(page.compressed_page_size).ok()?)?;
+            fetched.iter().find_map(|(s, d)| {
+                let from = usize::try_from(start.checked_sub(*s)?).ok()?;
+                let to = usize::try_from(end - s).ok()?;
+                (to <= d.len()).then(|| (start, Bytes::copy_from_slice(&d[from..to])))
+            })
+        })
+        .collect()
+}
+
+/// A first pass over a few cheap columns of each row group of a streamed file that chooses
+/// the rows the full read decodes (e.g. a checkpoint's `add.partitionValues`, a few
+/// kilobytes, before its paths and statistics, most of its bytes): with page locations,
+/// pages holding no chosen row are never fetched.
+pub(crate) struct Preselect<'a> {
+    /// The columns `keep` looks at.
+    pub columns: Columns<'a>,
+    /// Pushes one bool per row of the batch: true to decode the row.
+    pub keep: &'a mut dyn FnMut(&RecordBatch, &mut Vec<bool>) -> Result<()>,
+}
+
+/// The rows of row group `rg` that `pre.keep` chooses, as a selection.
+async fn preselected_rows<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    metadata: &Arc<ParquetMetaData>,
+    prefetched: &[(u64, Bytes)],
+    rg: usize,
+    pre: &mut Preselect<'_>,
+) -> Result<RowSelection> {
+    let rows = metadata.row_group(rg).num_rows().max(0) as usize;
+    let mask = pre.columns.mask(metadata.file_metadata().schema_descr());
+    // the footer's row count is not trusted for an allocation: the vector grows with the
+    // rows actually decoded
+    let mut keep = Vec::with_capacity(rows.min(FIRST_WINDOW_ROWS * 1024));
+    let read = RowGroupDecode {
+        path,
+        metadata,
+        prefetched,
+        row_group: rg,
+        mask,
+        batch_size: 8192,
+        limit: None,
+        selection: None,
+        policy: FetchPolicy::LOG_STREAM,
+    };
+    decode_row_group(storage, read, None, &mut |b| {
+        (pre.keep)(&b, &mut keep)?;
+        Ok(true)
+    })
+    .await?;
+    if keep.len() != rows {
+        return Err(Error::parquet(
+            path,
+            format!(
+                "row group {rg} decoded {} rows where its footer says {rows}",
+                keep.len()
+            ),
+        ));
+    }
+    Ok(RowSelection::from_filters(&[BooleanArray::from(keep)]))
+}
+
 /// Rows of the first window of a streamed file (see [`windows`]).
 const FIRST_WINDOW_ROWS: usize = 1024;
 
@@ -503,24 +619,35 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
     size: u64,
     columns: Columns<'_>,
     window: usize,
+    mut preselect: Option<Preselect<'_>>,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<()> {
     let (metadata, tail_start, tail) =
         read_metadata(storage, path, size, FetchPolicy::LOG_STREAM).await?;
     let metadata = Arc::new(metadata);
     let mask = columns.mask(metadata.file_metadata().schema_descr());
+    let tail_part = vec![(tail_start, tail)];
     let mut go_on = true;
     for rg in 0..metadata.num_row_groups() {
         let rows = metadata.row_group(rg).num_rows().max(0) as usize;
+        let chosen = match preselect.as_mut() {
+            Some(p) => Some(preselected_rows(storage, path, &metadata, &tail_part, rg, p).await?),
+            None => None,
+        };
+        if chosen.as_ref().is_some_and(|c| !c.selects_any()) {
+            continue;
+        }
         let starts = page_starts(&metadata, rg, &mask);
         let windows = windows(rows, FIRST_WINDOW_ROWS, window, starts.as_deref());
         // every window needs the dictionary pages of its columns: fetched once per row
         // group, not once per window (a column of unique paths has a 1 MiB dictionary)
-        let mut prefetched = vec![(tail_start, tail.clone())];
+        let mut prefetched = tail_part.clone();
         if windows.len() > 1 {
             prefetched.extend(dictionary_pages(storage, path, &metadata, rg, &mask).await?);
         }
-        for w in windows {
+        // pages that straddle two windows, fetched by the first, handed to the second
+        let mut carried: Vec<(u64, Bytes)> = Vec::new();
+        for (i, w) in windows.iter().enumerate() {
             let mut selectors = Vec::with_capacity(3);
             if w.start > 0 {
                 selectors.push(RowSelector::skip(w.start));
@@ -530,25 +657,39 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
                 selectors.push(RowSelector::skip(rows - w.end));
             }
             let selection = (w.len() < rows).then(|| RowSelection::from(selectors));
-            decode_row_group(
-                storage,
+            let selection = match (selection, &chosen) {
+                (Some(w), Some(c)) => Some(w.intersection(c)),
+                (None, Some(c)) => Some(c.clone()),
+                (w, None) => w,
+            };
+            if selection.as_ref().is_some_and(|s| !s.selects_any()) {
+                carried.clear();
+                continue;
+            }
+            let mut in_hand = prefetched.clone();
+            in_hand.append(&mut carried);
+            let read = RowGroupDecode {
                 path,
-                &metadata,
-                &prefetched,
-                rg,
-                mask.clone(),
-                8192,
-                None,
+                metadata: &metadata,
+                prefetched: &in_hand,
+                row_group: rg,
+                mask: mask.clone(),
+                batch_size: 8192,
+                limit: None,
                 selection,
-                FetchPolicy::LOG_STREAM,
-                &mut |b| {
-                    go_on = on_batch(b)?;
-                    Ok(go_on)
-                },
-            )
+                policy: FetchPolicy::LOG_STREAM,
+            };
+            let mut fetched = Vec::new();
+            decode_row_group(storage, read, Some(&mut fetched), &mut |b| {
+                go_on = on_batch(b)?;
+                Ok(go_on)
+            })
             .await?;
             if !go_on {
                 return Ok(());
+            }
+            if let Some(next) = windows.get(i + 1) {
+                carried = straddling_pages(&metadata, rg, &mask, next.start, &fetched);
             }
         }
     }
@@ -556,6 +697,7 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests may
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
@@ -566,6 +708,133 @@ mod tests {
         assert_eq!(coalesce(&[0..5, 100..200], 10), vec![0..5, 100..200]);
         assert_eq!(coalesce(&[0..50, 10..20], 0), vec![0..50]);
         assert!(coalesce(&[], 5).is_empty());
+    }
+
+    /// 20,000 rows in one row group of small pages, with page locations: `part` (row /
+    /// 5,000, so four runs) and a wide `payload`.
+    fn streamed_file() -> Bytes {
+        use arrow_array::{Int32Array, StringArray};
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+        let rows = 20_000;
+        let part = Int32Array::from_iter_values((0..rows).map(|r| r / 5_000));
+        let payload =
+            StringArray::from_iter_values((0..rows).map(|r| format!("{r:08}-{}", "x".repeat(40))));
+        let batch = RecordBatch::try_from_iter([
+            ("part", Arc::new(part) as arrow_array::ArrayRef),
+            ("payload", Arc::new(payload) as arrow_array::ArrayRef),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(rows as usize))
+            // pages of ~4 KB: 100 rows of payload, ~1,100 of part (so part's pages
+            // straddle windows, which end where payload's pages start)
+            .set_data_page_size_limit(4096)
+            .set_write_batch_size(100)
+            .set_dictionary_enabled(false)
+            .build();
+        let mut out = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        Bytes::from(out)
+    }
+
+    fn stream(
+        file: &Bytes,
+        window: usize,
+        keep_part: Option<i32>,
+        on_row: &mut dyn FnMut(i32),
+    ) -> deltalens_storage::RequestStats {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::Int32Type;
+        use deltalens_storage::CountingStorage;
+        use deltalens_storage::MemoryStorage;
+        let memory = MemoryStorage::new();
+        memory.put("f.parquet", file.clone(), 0);
+        let storage = CountingStorage::new(memory);
+        let columns = Columns {
+            include: &[&["part"], &["payload"]],
+            exclude: &[],
+        };
+        let mut keep = |b: &RecordBatch, out: &mut Vec<bool>| {
+            let part = b.column(0).as_primitive::<Int32Type>();
+            out.extend(part.values().iter().map(|p| Some(*p) == keep_part));
+            Ok(())
+        };
+        let preselect = keep_part.map(|_| Preselect {
+            columns: Columns {
+                include: &[&["part"]],
+                exclude: &[],
+            },
+            keep: &mut keep,
+        });
+        let size = file.len() as u64;
+        futures::executor::block_on(stream_parquet(
+            &storage,
+            "f.parquet",
+            size,
+            columns,
+            window,
+            preselect,
+            &mut |b| {
+                b.column(0)
+                    .as_primitive::<Int32Type>()
+                    .values()
+                    .iter()
+                    .for_each(|p| on_row(*p));
+                Ok(true)
+            },
+        ))
+        .unwrap();
+        storage.stats()
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_preselection_decodes_and_fetches_only_the_chosen_rows() {
+        let file = streamed_file();
+        let mut seen = Vec::new();
+        let all = stream(&file, 4_000, None, &mut |p| seen.push(p));
+        assert_eq!(seen.len(), 20_000);
+        let mut chosen = Vec::new();
+        let one = stream(&file, 4_000, Some(2), &mut |p| chosen.push(p));
+        assert_eq!(chosen.len(), 5_000);
+        assert!(chosen.iter().all(|p| *p == 2));
+        // a quarter of the rows: well under half the bytes (the pages of the other three
+        // runs are never fetched)
+        assert!(
+            one.bytes * 2 < all.bytes,
+            "{} of {} bytes",
+            one.bytes,
+            all.bytes
+        );
+        let mut none = 0;
+        let nothing = stream(&file, 4_000, Some(9), &mut |_| none += 1);
+        assert_eq!(none, 0);
+        assert!(
+            nothing.bytes * 5 < all.bytes,
+            "{} of {}",
+            nothing.bytes,
+            all.bytes
+        );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_page_split_by_two_windows_is_fetched_once() {
+        let file = streamed_file();
+        let whole = stream(&file, 20_000, None, &mut |_| {});
+        let mut rows = 0;
+        let windowed = stream(&file, 2_000, None, &mut |_| rows += 1);
+        assert_eq!(rows, 20_000);
+        // the windows end where the wide column's pages start, so the narrow column's
+        // pages straddle them: each is still fetched once, so the windows together
+        // fetch no more than one read of the whole row group
+        assert!(
+            windowed.bytes <= whole.bytes,
+            "{} bytes in windows, {} in one read",
+            windowed.bytes,
+            whole.bytes
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -9,7 +9,7 @@ use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::file::metadata::ParquetMetaData;
 use serde_json::Value;
 
-use crate::actions::Add;
+use crate::actions::{Add, StringMap};
 use crate::column_mapping::ColumnMappingMode;
 use crate::partition_values::partition_array;
 use crate::predicate::{CmpOp, Literal, Predicate, compare, literal_array};
@@ -204,29 +204,70 @@ fn stat_array(v: &Value, ty: &ArrowType, is_max: bool) -> Option<ArrayRef> {
     }
 }
 
+/// Statistics known from a file's partition values alone (its `stats` unread): what a
+/// checkpoint's `add.partitionValues` column tells before the rest of the add is decoded.
+pub struct PartitionStats<'a> {
+    /// The table's top-level fields.
+    pub fields: &'a [StructField],
+    /// The table's partition columns.
+    pub partition_columns: &'a [String],
+    /// The file's partition values (physical names under column mapping).
+    pub values: &'a StringMap,
+}
+
+impl StatsSource for PartitionStats<'_> {
+    fn column(&self, path: &[String]) -> Option<ColumnStats> {
+        partition_column_stats(self.fields, self.partition_columns, self.values, path)?
+    }
+}
+
+/// `Some` when `path` is a partition column: the statistics of its one value (`None`
+/// inside when the value cannot be read as the column's type).
+fn partition_column_stats(
+    fields: &[StructField],
+    partition_columns: &[String],
+    values: &StringMap,
+    path: &[String],
+) -> Option<Option<ColumnStats>> {
+    let chain = field_path(fields, path)?;
+    let [top] = chain.as_slice() else {
+        return None;
+    };
+    if !partition_columns.contains(&top.name) {
+        return None;
+    }
+    let ty = to_arrow_type(&top.data_type).ok();
+    let key = top.physical_name().unwrap_or(&top.name);
+    let raw = values
+        .get(key)
+        .or_else(|| values.get(&top.name))
+        .and_then(|v| v.as_deref());
+    Some(ty.and_then(|ty| {
+        let a = partition_array(&top.name, raw, &top.data_type, &ty, 1).ok()?;
+        let null = a.is_null(0);
+        Some(ColumnStats {
+            min: Some(a.clone()),
+            max: Some(a),
+            any_null: Some(null),
+            all_null: Some(null),
+        })
+    }))
+}
+
 impl StatsSource for FileStats<'_> {
     fn column(&self, path: &[String]) -> Option<ColumnStats> {
+        let partition = partition_column_stats(
+            self.fields,
+            self.partition_columns,
+            &self.add.partition_values,
+            path,
+        );
+        if let Some(stats) = partition {
+            return stats;
+        }
         let chain = field_path(self.fields, path)?;
-        let top = chain.first()?;
         let leaf = chain.last()?;
         let ty = to_arrow_type(&leaf.data_type).ok()?;
-        if chain.len() == 1 && self.partition_columns.contains(&top.name) {
-            let key = top.physical_name().unwrap_or(&top.name);
-            let raw = self
-                .add
-                .partition_values
-                .get(key)
-                .or_else(|| self.add.partition_values.get(&top.name))
-                .and_then(|v| v.as_deref());
-            let a = partition_array(&top.name, raw, &top.data_type, &ty, 1).ok()?;
-            let null = a.is_null(0);
-            return Some(ColumnStats {
-                min: Some(a.clone()),
-                max: Some(a),
-                any_null: Some(null),
-                all_null: Some(null),
-            });
-        }
         if !matches!(leaf.data_type, DataType::Primitive(_)) {
             return None;
         }

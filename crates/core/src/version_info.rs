@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::actions::{Add, Metadata, Protocol};
+use crate::actions::{Add, Metadata, Protocol, StringMap};
 use crate::active_files::for_each_active_file;
 use crate::error::Result;
 use crate::file_totals::FileTotals;
@@ -16,7 +16,7 @@ use crate::metadata::load_head;
 use crate::partition_values::file_partition_values;
 use crate::scan::ScanOptions;
 use crate::schema::TableSchema;
-use crate::skipping::{FileStats, could_match};
+use crate::skipping::{FileStats, PartitionStats, could_match};
 use crate::snapshot::Snapshot;
 use crate::table::{Table, VersionSpec};
 
@@ -88,7 +88,7 @@ impl VersionInfo {
     /// until it returns false; memory follows a batch of the checkpoint, not the file
     /// count.
     pub async fn for_each_file(&self, on_file: &mut dyn FnMut(Add) -> Result<bool>) -> Result<()> {
-        for_each_active_file(self.table.storage().as_ref(), &self.segment, on_file).await
+        for_each_active_file(self.table.storage().as_ref(), &self.segment, None, on_file).await
     }
 
     /// Totals over the active files, streamed; `on_progress` sees the totals so far every
@@ -145,7 +145,30 @@ impl VersionInfo {
         let partition_columns = self.partition_columns();
         let mut files = Vec::new();
         let mut rows: i64 = 0;
-        self.for_each_file(&mut |f| {
+        // a filter on partition columns is first tried on the checkpoint's partition
+        // values alone: the adds it rules out are never decoded (nor their pages fetched)
+        let on_partitions = prune.filter(|p| {
+            p.columns().iter().any(|c| {
+                c.len() == 1
+                    && partition_columns
+                        .iter()
+                        .any(|pc| pc.eq_ignore_ascii_case(&c[0]))
+            })
+        });
+        let keep_partition = |values: &StringMap| {
+            on_partitions.is_none_or(|p| {
+                let stats = PartitionStats {
+                    fields,
+                    partition_columns,
+                    values,
+                };
+                could_match(p, &stats, false)
+            })
+        };
+        let keep: Option<&dyn Fn(&StringMap) -> bool> =
+            on_partitions.map(|_| &keep_partition as &dyn Fn(&StringMap) -> bool);
+        let storage = self.table.storage();
+        for_each_active_file(storage.as_ref(), &self.segment, keep, &mut |f| {
             if let Some(p) = prune
                 && !could_match(p, &FileStats::new(fields, partition_columns, &f), false)
             {

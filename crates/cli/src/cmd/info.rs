@@ -41,6 +41,7 @@ async fn info(
         let t = v
             .file_totals(&mut |t| {
                 progress.update(t.files);
+                crate::allocator::release_free_memory();
                 true
             })
             .await?;

@@ -13,7 +13,7 @@ use super::plan::{RowGroupPlan, projected_uncompressed};
 use super::{FileRead, RowMask, Scan, ScanMetrics, data_file_path};
 use crate::column_mapping::find_physical;
 use crate::error::{Error, Result};
-use crate::parquet_read::{decode_row_group, read_metadata};
+use crate::parquet_read::{RowGroupDecode, decode_row_group, read_metadata};
 use crate::skipping::FileStats;
 
 impl Scan<'_> {
@@ -106,36 +106,35 @@ impl Scan<'_> {
         let mut offset = read.row_start;
         let mut err = None;
         let mut keep_going = true;
-        decode_row_group(
-            self.storage(),
+        let row_group = RowGroupDecode {
             path,
-            &layout.metadata,
-            std::slice::from_ref(&layout.prefetched),
-            read.rg,
-            layout.mask.clone(),
-            self.options.batch_size,
-            read.decode_limit,
-            read.selection,
-            self.fetch_policy(),
-            &mut |batch| {
-                self.count_decoded(path, batch.get_array_memory_size() as u64)?;
-                let n = batch.num_rows() as u64;
-                let out = match self.logical_batch(path, file, &batch, &layout.columns) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        err = Some(e);
-                        return Ok(false);
-                    }
-                };
-                let first_row = offset;
-                offset += n;
-                if !self.pipe(path, out, &file.rows, first_row, m, sink)? {
-                    keep_going = false;
+            metadata: &layout.metadata,
+            prefetched: std::slice::from_ref(&layout.prefetched),
+            row_group: read.rg,
+            mask: layout.mask.clone(),
+            batch_size: self.options.batch_size,
+            limit: read.decode_limit,
+            selection: read.selection,
+            policy: self.fetch_policy(),
+        };
+        decode_row_group(self.storage(), row_group, None, &mut |batch| {
+            self.count_decoded(path, batch.get_array_memory_size() as u64)?;
+            let n = batch.num_rows() as u64;
+            let out = match self.logical_batch(path, file, &batch, &layout.columns) {
+                Ok(o) => o,
+                Err(e) => {
+                    err = Some(e);
                     return Ok(false);
                 }
-                Ok(self.options.limit.is_none_or(|l| m.rows_returned < l))
-            },
-        )
+            };
+            let first_row = offset;
+            offset += n;
+            if !self.pipe(path, out, &file.rows, first_row, m, sink)? {
+                keep_going = false;
+                return Ok(false);
+            }
+            Ok(self.options.limit.is_none_or(|l| m.rows_returned < l))
+        })
         .await?;
         if let Some(e) = err {
             return Err(e);
