@@ -6,10 +6,12 @@ import threading
 import time
 
 
-def run_rss(cmd):
-    """Run cmd; wall time, the child's own peak RSS (wait4), most threads seen, output."""
+def run_rss(cmd, discard_stdout=False):
+    """Run cmd; wall time, the child's own peak RSS (wait4), most threads seen, output
+    (stdout to /dev/null with discard_stdout: a listing of a million files)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL if discard_stdout else subprocess.PIPE,
+                         stderr=subprocess.PIPE)
     threads = [0]
     stop = threading.Event()
 
@@ -31,7 +33,7 @@ def run_rss(cmd):
     errs = []
     drain = threading.Thread(target=lambda: errs.append(p.stderr.read()), daemon=True)
     drain.start()
-    out = p.stdout.read()
+    out = p.stdout.read() if p.stdout else b""
     drain.join()
     err = errs[0] if errs else b""
     _, status, ru = os.wait4(p.pid, 0)

@@ -47,6 +47,8 @@ DELTALAKE = {
              "n = a.num_rows; size = sum(a.column('size_bytes').to_pylist()); "
              "rows = sum(a.column('num_records').to_pylist())"),
     "files_100": "dt = DeltaTable(T); f = dt.file_uris()[:100]",
+    "files_all": ("dt = DeltaTable(T); a = dt.get_add_actions(flatten=True); "
+                  "open('/dev/null', 'w').write(a.to_pandas().to_json(orient='records'))"),
     "scan_100": "dt = DeltaTable(T); t = dt.to_pyarrow_dataset().head(100)",
     "scan_partition": ("import datetime, pyarrow.compute as pc; dt = DeltaTable(T); "
                        "t = dt.to_pyarrow_dataset().to_table(columns=['id', 'price'], "
@@ -74,6 +76,7 @@ DELTALENS = {
     "info_no_files": ["info", "{T}", "--no-files"],
     "info": ["info", "{T}"],
     "files_100": ["files", "{T}", "--limit", "100"],
+    "files_all": ["files", "{T}", "--json"],
     "scan_100": ["scan", "{T}", "--limit", "100", "--format", "csv"],
     "scan_partition": ["scan", "{T}", "--filter", "event_date = '{P}'", "--columns", "id,price",
                        "--format", "arrow", "--output", "/dev/null"],
@@ -85,6 +88,7 @@ QUESTIONS = [
     ("info_no_files", "info without file totals"),
     ("info", "info with file totals"),
     ("files_100", "files --limit 100"),
+    ("files_all", "files --json (all)"),
     ("scan_100", "scan --limit 100"),
     ("scan_partition", "scan of one partition"),
 ]
@@ -109,7 +113,7 @@ def py(body, setup, table, part):
 
 def deltalens(binary, args, table, part):
     r = run_rss([binary] + [a.replace("{T}", table).replace("{P}", part) for a in args]
-                + ["--io-stats", "--io-log"])
+                + ["--io-stats", "--io-log"], discard_stdout="files" in args and "--limit" not in args)
     m = re.search(r"io: (\d+) requests .*?, (\d+) bytes read", r["err"])
     # bytes by kind of file, from the request log
     kinds = {"checkpoint": 0, "commits": 0}
@@ -211,11 +215,11 @@ def main():
                  f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= {50 * a.rss_slack:.0f} MiB")
             if not a.no_peers:
                 goal(d["wall_s"] <= 0.05 * open_s, f"{q}: {d['wall_s']:.3f} s <= 0.05 x deltalake's open ({open_s:.2f} s)")
-        for q in ("info", "files_100"):
+        for q in ("info", "files_100", "files_all"):
             d = med[("deltalens", q)]
             goal(d["rss"] <= 100 * mb * a.rss_slack,
                  f"{q}: peak RSS {d['rss'] / mb:.0f} MiB <= {100 * a.rss_slack:.0f} MiB")
-            if not a.no_peers:
+            if not a.no_peers and q != "files_all":  # (the whole listing: memory only)
                 goal(d["wall_s"] <= 0.5 * open_s, f"{q}: {d['wall_s']:.3f} s <= 0.5 x deltalake's open ({open_s:.2f} s)")
         for q in ("scan_100", "scan_partition"):
             d = dict(results[("deltalens", q)][0], **med[("deltalens", q)])

@@ -881,6 +881,33 @@ fn budgets_refuse_with_their_code(e: &Env) {
         ],
     );
     assert_eq!(r.status, 200, "a LIMIT within the budget is fine");
+    // a file list longer than the rows budget is refused with a hint to page; pages
+    // within it are served (checkpointed: 21 files)
+    let files = |extra: &[(&str, &str)]| {
+        let mut params = vec![
+            ("table", "s3://deltalens/tables/checkpointed"),
+            ("budget_rows", "5"),
+        ];
+        params.extend_from_slice(extra);
+        e.get("/v1/files", &params)
+    };
+    for too_many in [vec![], vec![("offset", "15")], vec![("limit", "6")]] {
+        let r = files(&too_many);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (413, "rows_budget_exceeded".to_string()),
+            "{too_many:?}: {}",
+            r.text()
+        );
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains("offset"), "{message}");
+    }
+    let page = files(&[("limit", "5"), ("offset", "3")]);
+    assert_eq!(page.status, 200, "{}", page.text());
+    assert_eq!(page.json().as_array().unwrap().len(), 5);
+    let tail = files(&[("offset", "17")]);
+    assert_eq!(tail.status, 200, "{}", tail.text());
+    assert_eq!(tail.json().as_array().unwrap().len(), 4);
 }
 
 /// Malformed requests: 4xx naming the problem.

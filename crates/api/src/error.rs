@@ -59,6 +59,15 @@ pub enum ApiError {
         limit: usize,
     },
 
+    /// The file list asked for is longer than one response may hold.
+    #[error(
+        "this version has more active files than one response may hold ({limit}, the rows budget): ask for pages with limit (at most {limit}) and offset"
+    )]
+    FilesBudget {
+        /// The most files one response may hold.
+        limit: usize,
+    },
+
     /// Reading the table failed.
     #[error(transparent)]
     Core(#[from] deltalens_core::Error),
@@ -136,7 +145,7 @@ impl ApiError {
     /// The budget that ran out, if that is what happened.
     pub fn budget(&self) -> Option<BudgetKind> {
         match self {
-            ApiError::RowsBudget { .. } => Some(BudgetKind::Rows),
+            ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => Some(BudgetKind::Rows),
             _ => match self.storage() {
                 Some(StorageError::BudgetExceeded { budget, .. }) => Some(*budget),
                 _ => None,
@@ -156,7 +165,7 @@ impl ApiError {
             ApiError::InvalidParameter { .. } => "invalid_parameter",
             ApiError::Column { .. } => "invalid_column",
             ApiError::Forbidden { .. } => "table_not_allowed",
-            ApiError::RowsBudget { .. } => "rows_budget_exceeded",
+            ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => "rows_budget_exceeded",
             ApiError::Compute { .. } => "compute_failed",
             ApiError::Encode { .. } => "encode_failed",
             ApiError::Core(c) => match c {
@@ -199,7 +208,7 @@ impl ApiError {
             | ApiError::InvalidParameter { .. }
             | ApiError::Column { .. } => 400,
             ApiError::Forbidden { .. } => 403,
-            ApiError::RowsBudget { .. } => 413,
+            ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => 413,
             ApiError::Compute { .. } => 422,
             ApiError::Encode { .. } => 500,
             ApiError::Core(c) => match c {

@@ -59,8 +59,9 @@ pub enum ApiRequest {
         /// The most commits to return; `None` for all.
         limit: Option<usize>,
     },
-    /// `GET /v1/files`: the active files, sorted by path; with `limit` or `offset` a page
-    /// of them in log order, streamed (a million-file table fits a worker's memory).
+    /// `GET /v1/files`: the active files in log order (the checkpoint's, then the newer
+    /// commits'), streamed; `limit` and `offset` choose a page (a million-file table fits
+    /// a worker's memory), and a response holds at most the rows budget's files.
     Files {
         /// The table URL.
         table: String,

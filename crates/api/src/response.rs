@@ -2,7 +2,7 @@
 //! schema | files | history --json`, or rows in the requested format. The worker serves
 //! this; the tests run the same natively to compare.
 
-use deltalens_core::Table;
+use deltalens_core::{Table, VersionSpec};
 use deltalens_present::{FileRow, Overview, encode};
 use serde::Serialize;
 
@@ -38,6 +38,37 @@ fn document(doc: &impl Serialize, version: u64) -> Result<ApiResponse> {
     })
 }
 
+/// The active files of version `at` from `offset`, at most `limit`, in log order: they
+/// stream and only the page is held. A response holds at most `max` files (the rows
+/// budget): a longer list, or a larger `limit`, is refused with a hint to page.
+async fn files(
+    table: &Table,
+    at: VersionSpec,
+    limit: Option<usize>,
+    offset: usize,
+    max: Option<usize>,
+) -> Result<ApiResponse> {
+    if let (Some(l), Some(m)) = (limit, max)
+        && l > m
+    {
+        return Err(ApiError::FilesBudget { limit: m });
+    }
+    let v = table.version_info(at).await?;
+    // one more than a response may hold: to know the list is longer
+    let want = limit.or(max.map(|m| m.saturating_add(1)));
+    let page = v.files_page(offset, want).await?;
+    if let Some(m) = max
+        && page.len() > m
+    {
+        return Err(ApiError::FilesBudget { limit: m });
+    }
+    let rows = page
+        .iter()
+        .map(|f| Ok(FileRow::new(f, v.partition_values_json(f)?)))
+        .collect::<Result<Vec<_>>>()?;
+    document(&rows, v.version)
+}
+
 /// Answer `api` on `table` (the URL it names, already allowed and opened) within
 /// `limits` (rows returned, rows held in memory on the way).
 pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<ApiResponse> {
@@ -57,26 +88,8 @@ pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<A
             document(&v.schema.raw, v.version)
         }
         ApiRequest::Files {
-            at,
-            limit: None,
-            offset: None,
-            ..
-        } => {
-            let s = table.snapshot(at).await?;
-            document(&FileRow::all(&s)?, s.version)
-        }
-        // a page: the files stream and only the page is kept
-        ApiRequest::Files {
             at, limit, offset, ..
-        } => {
-            let v = table.version_info(at).await?;
-            let page = v.files_page(offset.unwrap_or(0), limit).await?;
-            let rows = page
-                .iter()
-                .map(|f| Ok(FileRow::new(f, v.partition_values_json(f)?)))
-                .collect::<Result<Vec<_>>>()?;
-            document(&rows, v.version)
-        }
+        } => files(table, at, limit, offset.unwrap_or(0), limits.max_rows).await,
         ApiRequest::History { limit, .. } => {
             let h = table.history(limit).await?;
             document(&h, h.first().map_or(0, |e| e.version))

@@ -81,7 +81,6 @@ fn fail(e: &CliError) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    allocator::commit_on_demand();
     let cli = Cli::parse();
     // One multi-thread runtime owns every connection: scan threads decode on their own
     // OS threads but drive their reads through this runtime's handle, so pooled HTTP

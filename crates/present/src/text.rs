@@ -3,6 +3,16 @@
 
 /// Render rows under `headers` as an aligned text table.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let widths = widths(headers, rows);
+    let mut out = head(headers, &widths);
+    for r in rows {
+        out.push_str(&line(&widths, &mut r.iter().map(|s| s.as_str())));
+    }
+    out
+}
+
+/// The widest cell of each column, headers included.
+fn widths(headers: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -11,35 +21,89 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
             }
         }
     }
-    let line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut s = String::new();
-        for (i, c) in cells.enumerate() {
-            let w = widths.get(i).copied().unwrap_or(0);
-            if i > 0 {
-                s.push_str("  ");
-            }
-            s.push_str(c);
-            if i + 1 < widths.len() {
-                s.push_str(&" ".repeat(w.saturating_sub(c.chars().count())));
-            }
-        }
-        s.truncate(s.trim_end().len());
-        s.push('\n');
-        s
-    };
-    let mut out = line(&mut headers.iter().copied());
-    out.push_str(&line(
-        &mut widths
-            .iter()
-            .map(|w| "-".repeat(*w))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(|s| s.as_str()),
-    ));
-    for r in rows {
-        out.push_str(&line(&mut r.iter().map(|s| s.as_str())));
-    }
+    widths
+}
+
+/// The header line and the rule under it.
+fn head(headers: &[&str], widths: &[usize]) -> String {
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let mut out = line(widths, &mut headers.iter().copied());
+    out.push_str(&line(widths, &mut rule.iter().map(|s| s.as_str())));
     out
+}
+
+/// One line: each cell but the last padded to its column's width.
+fn line(widths: &[usize], cells: &mut dyn Iterator<Item = &str>) -> String {
+    let mut s = String::new();
+    for (i, c) in cells.enumerate() {
+        let w = widths.get(i).copied().unwrap_or(0);
+        if i > 0 {
+            s.push_str("  ");
+        }
+        s.push_str(c);
+        if i + 1 < widths.len() {
+            s.push_str(&" ".repeat(w.saturating_sub(c.chars().count())));
+        }
+    }
+    s.truncate(s.trim_end().len());
+    s.push('\n');
+    s
+}
+
+/// An aligned text table written as its rows arrive, for listings too long to hold: the
+/// column widths are those of the first [`TableStream::BLOCK`] rows (a longer cell later
+/// pushes the rest of its line right), so memory holds one block, not the listing.
+#[derive(Debug)]
+pub struct TableStream {
+    headers: Vec<String>,
+    widths: Option<Vec<usize>>,
+    first: Vec<Vec<String>>,
+}
+
+impl TableStream {
+    /// Rows whose cells set the column widths.
+    pub const BLOCK: usize = 1000;
+
+    /// A table under `headers`, with no row yet.
+    pub fn new(headers: &[&str]) -> Self {
+        TableStream {
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            widths: None,
+            first: Vec::new(),
+        }
+    }
+
+    /// Add a row; returns the text ready to write (empty while the first block fills).
+    pub fn push(&mut self, row: Vec<String>) -> String {
+        if let Some(w) = &self.widths {
+            return line(w, &mut row.iter().map(|s| s.as_str()));
+        }
+        self.first.push(row);
+        if self.first.len() < Self::BLOCK {
+            return String::new();
+        }
+        self.flush_first()
+    }
+
+    /// The text not written yet (the whole table when it has fewer rows than a block).
+    pub fn finish(mut self) -> String {
+        if self.widths.is_some() {
+            return String::new();
+        }
+        self.flush_first()
+    }
+
+    fn flush_first(&mut self) -> String {
+        let headers: Vec<&str> = self.headers.iter().map(|h| h.as_str()).collect();
+        let rows = std::mem::take(&mut self.first);
+        let widths = widths(&headers, &rows);
+        let mut out = head(&headers, &widths);
+        for r in &rows {
+            out.push_str(&line(&widths, &mut r.iter().map(|s| s.as_str())));
+        }
+        self.widths = Some(widths);
+        out
+    }
 }
 
 /// Two-column key/value listing.
@@ -82,6 +146,49 @@ pub fn terminal_safe(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rows(n: usize, wide_after: usize) -> Vec<Vec<String>> {
+        (0..n)
+            .map(|i| {
+                let name = if i >= wide_after {
+                    "a-much-longer-name"
+                } else {
+                    "x"
+                };
+                vec![name.to_string(), i.to_string()]
+            })
+            .collect()
+    }
+
+    fn streamed(rows: &[Vec<String>]) -> String {
+        let mut t = TableStream::new(&["name", "n"]);
+        let mut out = String::new();
+        for r in rows {
+            out.push_str(&t.push(r.clone()));
+        }
+        out + &t.finish()
+    }
+
+    #[test]
+    fn a_streamed_table_of_one_block_is_the_table() {
+        for n in [0, 1, 999, 1000] {
+            let r = rows(n, usize::MAX);
+            assert_eq!(streamed(&r), table(&["name", "n"], &r), "{n} rows");
+        }
+    }
+
+    #[test]
+    fn a_streamed_table_keeps_the_first_blocks_widths() {
+        let r = rows(2500, 1500);
+        let out = streamed(&r);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2 + 2500);
+        // aligned by the first 1,000 rows: "name" (4 wide), then longer names push right
+        assert_eq!(lines[0], "name  n");
+        assert_eq!(lines[2], "x     0");
+        assert_eq!(lines[1002], "x     1000");
+        assert_eq!(lines[1502], "a-much-longer-name  1500");
+    }
 
     #[test]
     fn aligned_table() {

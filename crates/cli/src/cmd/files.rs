@@ -1,49 +1,54 @@
 //! `deltalens files`: the active data files with partition values, statistics and
 //! deletion vectors.
 
-use deltalens_core::{Table, VersionSpec};
+use std::io::Write;
+
+use deltalens_core::VersionInfo;
+use deltalens_present::text::TableStream;
+use deltalens_present::{FileRow, PresentError, text, value};
 
 use super::to_json;
 use crate::error::CliError;
 use crate::table::with_table;
-use deltalens_present::{FileRow, text, value};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
     pub snapshot: crate::args::SnapshotArgs,
-    /// Print at most N files: the files are then streamed in log order (checkpoint first)
-    /// and reading stops once the page is full — the first 100 files of a million cost
-    /// one window of the checkpoint. Without it every file is listed, sorted by path.
+    /// Print at most N files; reading stops once they are found (the first 100 files of
+    /// a million cost one window of the checkpoint). Without it every file is listed,
+    /// written as it streams in: memory holds a batch, not the list.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-    /// Skip the first N files of that order (with or without --limit).
+    /// Skip the first N files.
     #[arg(long, value_name = "N")]
     pub offset: Option<usize>,
 }
 
+// Files come in log order: the checkpoint's, then the newer commits' (as Trino's $files,
+// no sort: sorting a million paths means holding them).
+
 pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.snapshot.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        let at = args.snapshot.at.spec()?;
-        if args.limit.is_none() && args.offset.is_none() {
-            return files(&o.table, at, t.json).await;
+        let v = o.table.version_info(args.snapshot.at.spec()?).await?;
+        let offset = args.offset.unwrap_or(0);
+        match args.limit {
+            Some(limit) => page(&v, offset, limit, t.json).await,
+            None => stream_all(&v, offset, t.json).await,
         }
-        page(&o.table, at, args.offset.unwrap_or(0), args.limit, t.json).await
     })
     .await
 }
 
 /// One page of the files, streamed.
 async fn page(
-    table: &Table,
-    at: VersionSpec,
+    v: &VersionInfo,
     offset: usize,
-    limit: Option<usize>,
+    limit: usize,
     json: bool,
 ) -> Result<String, CliError> {
-    let v = table.version_info(at).await?;
-    let page = v.files_page(offset, limit).await?;
+    let page = v.files_page(offset, Some(limit)).await?;
     let docs = page
         .iter()
         .map(|f| Ok(FileRow::new(f, v.partition_values_json(f)?)))
@@ -62,20 +67,61 @@ async fn page(
     Ok(out)
 }
 
-async fn files(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliError> {
-    let s = table.snapshot(at).await?;
-    let docs = FileRow::all(&s)?;
-    if json {
-        return to_json(&docs);
+/// Every file from `offset`, written to stdout as it streams in (one JSON array, or an
+/// aligned table); returns the closing line.
+async fn stream_all(v: &VersionInfo, offset: usize, json: bool) -> Result<String, CliError> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut table = TableStream::new(&FileRow::TEXT_HEADERS);
+    let (mut files, mut bytes, mut skipped) = (0u64, 0i64, 0usize);
+    let mut write = |text: &str| -> Result<(), CliError> {
+        out.write_all(text::terminal_safe(text, true).as_bytes())
+            .map_err(|e| CliError::Present(PresentError::Io(e)))
+    };
+    let mut failed = None;
+    v.for_each_file(&mut |f| {
+        if skipped < offset {
+            skipped += 1;
+            return Ok(true);
+        }
+        let row = FileRow::new(&f, v.partition_values_json(&f)?);
+        files += 1;
+        bytes = bytes.saturating_add(f.size);
+        let text = if json {
+            let sep = if files == 1 { "[" } else { "," };
+            match serde_json::to_string(&row) {
+                Ok(s) => format!("{sep}{s}"),
+                Err(e) => {
+                    failed = Some(CliError::Json(e));
+                    return Ok(false);
+                }
+            }
+        } else {
+            table.push(row.text_row())
+        };
+        if let Err(e) = write(&text) {
+            failed = Some(e);
+            return Ok(false);
+        }
+        Ok(true)
+    })
+    .await?;
+    if let Some(e) = failed {
+        return Err(e);
     }
-    let rows: Vec<Vec<String>> = docs.iter().map(FileRow::text_row).collect();
-    let mut out = text::table(&FileRow::TEXT_HEADERS, &rows);
-    out.push_str(&format!(
-        "{} files, {} at version {}\n",
-        s.num_files(),
-        s.size_bytes()
-            .map_or_else(|_| "unknown size".into(), value::bytes),
-        s.version
-    ));
-    Ok(out)
+    let end = if json {
+        if files == 0 { "[]\n" } else { "]\n" }.to_string()
+    } else {
+        table.finish()
+    };
+    write(&end)?;
+    out.flush()
+        .map_err(|e| CliError::Present(PresentError::Io(e)))?;
+    if json {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "{files} files, {} at version {} (log order)\n",
+        value::bytes(bytes),
+        v.version
+    ))
 }
