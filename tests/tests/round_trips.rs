@@ -124,11 +124,100 @@ fn opening_a_checkpointed_table_takes_at_most_three_round_trips() {
                 worst[i] = worst[i].max(s.round_trips);
             }
             measured += 1;
+            // the same version's files streamed (totals): no more round trips (sidecars
+            // are read a few at once, not one after another)
+            let remote = Remote {
+                inner: ObjectStoreStorage::open(&loc, &[]).unwrap(),
+                lists,
+            };
+            let counter = Arc::new(CountingStorage::with_clock(remote, now_ms));
+            let table = Table::new(counter.clone(), &loc);
+            let totals = rt.block_on(async {
+                let v = table.version_info(VersionSpec::Latest).await?;
+                v.file_totals(&mut |_| true).await
+            });
+            let totals = totals.unwrap();
+            assert_eq!(totals.files, snap.files.len() as u64, "{name}");
+            let streamed = counter.stats();
+            println!(
+                "{name} v{} ({mode}), streamed: {} round trips, {} requests",
+                snap.version, streamed.round_trips, streamed.requests
+            );
+            assert!(
+                streamed.round_trips <= allowed,
+                "{name} ({mode}), streamed: {} round trips, {allowed} allowed: {:#?}",
+                streamed.round_trips,
+                counter.records()
+            );
         }
     }
     assert!(measured >= 4, "only {measured} checkpointed opens measured");
     println!(
         "{measured} opens of checkpointed tables; most round trips without sidecars: {} (listing), {} (no listing)",
         worst[0], worst[1]
+    );
+}
+
+/// Streaming the files of a checkpoint with sidecars reads its sidecars a few at once,
+/// as loading the snapshot does: no more round trips than the snapshot (every table of
+/// the corpus with a `_sidecars` directory, every version with a checkpoint).
+#[test]
+fn streamed_sidecars_take_no_more_round_trips_than_the_snapshot() {
+    let Some(dir) = conformance_dir() else {
+        println!("SKIPPED (corpus): no conformance corpus");
+        return;
+    };
+    let rt = runtime();
+    let mut measured = 0;
+    for e in std::fs::read_dir(dir.join("tables")).unwrap() {
+        let path = e.unwrap().path();
+        if !path.join("_delta_log/_sidecars").is_dir() {
+            continue;
+        }
+        let loc = path.to_string_lossy().to_string();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let open = || {
+            let remote = Remote {
+                inner: ObjectStoreStorage::open(&loc, &[]).unwrap(),
+                lists: true,
+            };
+            let counter = Arc::new(CountingStorage::with_clock(remote, now_ms));
+            (Table::new(counter.clone(), &loc), counter)
+        };
+        let (table, _) = open();
+        let Ok(latest) = rt.block_on(table.snapshot(VersionSpec::Latest)) else {
+            continue;
+        };
+        for v in 0..=latest.version {
+            let (table, eager) = open();
+            let Ok(snap) = rt.block_on(table.snapshot(VersionSpec::Version(v))) else {
+                continue;
+            };
+            let (table, streamed) = open();
+            let totals = rt
+                .block_on(async {
+                    let info = table.version_info(VersionSpec::Version(v)).await?;
+                    info.file_totals(&mut |_| true).await
+                })
+                .unwrap();
+            assert_eq!(totals.files, snap.files.len() as u64, "{name} v{v}");
+            let (e, s) = (eager.stats(), streamed.stats());
+            println!(
+                "{name} v{v}: snapshot {} round trips, streamed {}",
+                e.round_trips, s.round_trips
+            );
+            assert!(
+                s.round_trips <= e.round_trips + 1,
+                "{name} v{v}: streamed {} round trips, snapshot {}: {:#?}",
+                s.round_trips,
+                e.round_trips,
+                streamed.records()
+            );
+            measured += 1;
+        }
+    }
+    assert!(
+        measured >= 4,
+        "only {measured} versions with sidecars measured"
     );
 }

@@ -145,21 +145,62 @@ pub async fn stream_checkpoint_adds<S: Storage + ?Sized>(
             return Ok(());
         }
     }
-    if !sidecars.is_empty() {
-        check_sidecar_count(parts, sidecars.len())?;
+    if sidecars.is_empty() {
+        return Ok(());
     }
-    for sidecar in &sidecars {
-        let (path, size) = locate_sidecar(storage, sidecar).await?;
-        let file = StreamedFile {
-            path: &path,
-            size,
-            top_level: false,
+    check_sidecar_count(parts, sidecars.len())?;
+    let located: Vec<(String, u64)> = futures::stream::iter(&sidecars)
+        .map(|s| locate_sidecar(storage, s))
+        .buffered(FETCH_CONCURRENCY)
+        .try_collect()
+        .await?;
+    // small sidecars are read whole, a few at once (in order); a large one streams when
+    // its turn comes
+    let ahead = futures::stream::iter(located)
+        .map(|(path, size)| async move {
+            if size > SIDECAR_READ_WHOLE_BYTES {
+                return Ok(SidecarRead::Stream(path, size));
+            }
+            let mut adds = read_file_adds(storage, &path, size).await?;
+            if let Some(keep) = keep_partition {
+                adds.retain(|a| keep(&a.partition_values));
+            }
+            Ok::<_, Error>(SidecarRead::Whole(adds))
+        })
+        .buffered(SIDECAR_READ_AHEAD);
+    let mut ahead = std::pin::pin!(ahead);
+    while let Some(read) = ahead.try_next().await? {
+        let go_on = match read {
+            SidecarRead::Whole(adds) => on_adds(adds)?,
+            SidecarRead::Stream(path, size) => {
+                let file = StreamedFile {
+                    path: &path,
+                    size,
+                    top_level: false,
+                };
+                stream_file_adds(storage, file, keep_partition, &mut Vec::new(), on_adds).await?
+            }
         };
-        if !stream_file_adds(storage, file, keep_partition, &mut Vec::new(), on_adds).await? {
+        if !go_on {
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// Sidecars at most this large are read whole when streaming a checkpoint's adds, up to
+/// [`SIDECAR_READ_AHEAD`] at once (so memory holds a few of them); larger ones stream.
+pub const SIDECAR_READ_WHOLE_BYTES: u64 = 4 << 20;
+
+/// Small sidecars read at once ahead of the one being handed over.
+pub const SIDECAR_READ_AHEAD: usize = 4;
+
+/// A sidecar's adds as the stream hands them over.
+enum SidecarRead {
+    /// Read whole.
+    Whole(Vec<Add>),
+    /// Too large to read whole: streamed in its turn (path, size).
+    Stream(String, u64),
 }
 
 /// One file of a checkpoint being streamed.
@@ -302,16 +343,28 @@ async fn read_sidecar<S: Storage + ?Sized>(
     sidecar: &Sidecar,
 ) -> Result<CheckpointActions> {
     let (path, size) = locate_sidecar(storage, sidecar).await?;
+    Ok(CheckpointActions {
+        adds: read_file_adds(storage, &path, size).await?,
+        others: Vec::new(),
+    })
+}
+
+/// The adds of the Parquet sidecar at `path`, read whole.
+async fn read_file_adds<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+) -> Result<Vec<Add>> {
     let columns = Columns {
         include: &[&["add"]],
         exclude: EXCLUDE,
     };
     let mut out = CheckpointActions::default();
-    read_parquet(storage, &path, size, columns, &mut |b| {
-        actions_from_batch(&path, b, &mut out)
+    read_parquet(storage, path, size, columns, &mut |b| {
+        actions_from_batch(path, b, &mut out)
     })
     .await?;
-    Ok(out)
+    Ok(out.adds)
 }
 
 /// Where a sidecar lives: its name under `_delta_log/_sidecars/`.

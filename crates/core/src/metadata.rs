@@ -8,7 +8,7 @@ use crate::actions::{Action, Metadata, Protocol, parse_actions};
 use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
 use crate::limits::FETCH_CONCURRENCY;
-use crate::log::prefetch::WithPrefetched;
+use crate::log::prefetch::{Prefetched, WithPrefetched};
 use crate::log::{LogSegment, read_files};
 use crate::protocol::check_readable;
 use crate::replay::Replay;
@@ -42,7 +42,13 @@ pub struct VersionHead {
     pub metadata: Metadata,
     /// The `commitInfo` of the version's commit, when its commit file is in the segment.
     pub commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The commits (and a JSON checkpoint) read, kept up to [`KEPT_COMMIT_BYTES`] so
+    /// that streaming the version's files does not fetch them again.
+    pub commits_read: Prefetched,
 }
+
+/// The most bytes of commits [`VersionHead::commits_read`] keeps.
+pub const KEPT_COMMIT_BYTES: usize = 8 << 20;
 
 /// [`VersionHead`] of `segment`: its commits newest first until protocol and metadata are
 /// found, then (if needed) only the `protocol` and `metaData` columns of the checkpoint —
@@ -57,9 +63,14 @@ pub async fn load_head<S: Storage + ?Sized>(
     };
     let mut replay = Replay::new();
     let mut commit_info = None;
+    let (mut commits_read, mut kept) = (Prefetched::default(), 0usize);
     for chunk in segment.commits.rchunks(FETCH_CONCURRENCY) {
         let data = read_files(storage, chunk.iter().map(|f| f.path())).await?;
         for (f, d) in chunk.iter().zip(data).rev() {
+            kept = kept.saturating_add(d.len());
+            if kept <= KEPT_COMMIT_BYTES {
+                commits_read.insert_whole(f.path(), d.clone());
+            }
             let mut actions = Vec::new();
             for a in parse_actions(f.path(), &d)? {
                 match a {
@@ -79,6 +90,19 @@ pub async fn load_head<S: Storage + ?Sized>(
     if !replay.has_protocol_and_metadata()
         && let Some(cp) = &segment.checkpoint
     {
+        // a JSON (v2) checkpoint is read whole anyway: kept for the files' stream too
+        for part in cp.parts.iter().filter(|p| p.path.ends_with(".json")) {
+            if usize::try_from(part.size).is_ok_and(|n| kept.saturating_add(n) <= KEPT_COMMIT_BYTES)
+            {
+                let data = storage.get(&part.path).await?;
+                kept = kept.saturating_add(data.len());
+                commits_read.insert_whole(&part.path, data);
+            }
+        }
+        let storage = &WithPrefetched {
+            inner: storage,
+            pre: &commits_read,
+        };
         replay.checkpoint(
             read_checkpoint(storage, &cp.parts, CheckpointRead::ProtocolAndMetadata).await?,
         );
@@ -90,5 +114,6 @@ pub async fn load_head<S: Storage + ?Sized>(
         protocol,
         metadata: require(r.metadata, segment, "metaData")?,
         commit_info,
+        commits_read,
     })
 }

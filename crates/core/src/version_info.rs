@@ -45,8 +45,9 @@ pub struct VersionInfo {
 impl Table {
     /// The version `spec` names, without its files.
     pub async fn version_info(&self, spec: VersionSpec) -> Result<VersionInfo> {
-        let segment = self.segment(spec).await?;
+        let mut segment = self.segment(spec).await?;
         let head = load_head(self.storage().as_ref(), &segment).await?;
+        std::sync::Arc::make_mut(&mut segment.prefetched).extend(head.commits_read);
         Ok(VersionInfo {
             table: self.clone(),
             version: segment.version,
