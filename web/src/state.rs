@@ -1,7 +1,9 @@
 //! The page's state: which table is open ([`Ctx::session`]), the version shown — without
 //! its files ([`Ctx::info`]: schema, properties, history render at once), its file totals
-//! as they stream in ([`Ctx::totals`]); the tabs that list or read files stream them
-//! themselves, never holding the whole list — the tab and version,
+//! as they stream in and then its `$partitions` ([`Ctx::totals`], [`Ctx::partitions`]:
+//! one pass over the files, in the background, beside a preview or the history); the
+//! tabs that list or read files stream them themselves, never holding the whole list —
+//! the tab and version,
 //! what is running and the last error, and the actions that change it (open, load a
 //! version, time travel, run and cancel a long operation). Components read it with
 //! [`use_ctx`]; nothing here renders.
@@ -12,12 +14,14 @@ use std::sync::Arc;
 
 use deltalens_core::file_totals::FileTotals;
 use deltalens_core::time_travel::parse_timestamp;
+use deltalens_core::version_info::PROGRESS_EVERY_FILES;
 use deltalens_core::{HistoryEntry, VersionInfo, VersionSpec};
+use deltalens_present::{PartitionRow, PartitionTotals};
 use futures::future::{AbortHandle, Abortable};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::errors::explain;
+use crate::errors::{explain, explain_present};
 use crate::session::{self, Form, Session, UrlState};
 
 /// The tabs of the page, in the order shown.
@@ -69,6 +73,10 @@ pub struct Ctx {
     pub info: RwSignal<Option<Arc<VersionInfo>>, LocalStorage>,
     /// Totals over its files so far, and whether they are complete.
     pub totals: RwSignal<Option<(FileTotals, bool)>>,
+    /// Its `$partitions`, from the same pass over its files, once complete.
+    pub partitions: RwSignal<Option<Vec<PartitionRow>>>,
+    /// The version whose files are being counted, while they are.
+    pub counting: RwSignal<Option<u64>>,
     /// The newest version known.
     pub latest: RwSignal<Option<u64>>,
     /// The version being looked at (`None`: follow the latest).
@@ -83,6 +91,7 @@ pub struct Ctx {
     /// History entries loaded so far, newest first.
     pub history: RwSignal<Vec<HistoryEntry>>,
     cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
+    stop_count: StoredValue<Option<AbortHandle>, LocalStorage>,
 }
 
 impl Ctx {
@@ -92,6 +101,8 @@ impl Ctx {
             session: RwSignal::new_local(None),
             info: RwSignal::new_local(None),
             totals: RwSignal::new(None),
+            partitions: RwSignal::new(None),
+            counting: RwSignal::new(None),
             latest: RwSignal::new(None),
             version: RwSignal::new(None),
             tab: RwSignal::new(Tab::Overview),
@@ -100,6 +111,7 @@ impl Ctx {
             error: RwSignal::new(None),
             history: RwSignal::new(Vec::new()),
             cancel: StoredValue::new_local(None),
+            stop_count: StoredValue::new_local(None),
         }
     }
 
@@ -119,7 +131,7 @@ impl Ctx {
         label: impl Into<String>,
         fut: impl Future<Output = Result<(), String>> + 'static,
     ) {
-        self.cancel();
+        self.cancel_run();
         let (handle, reg) = AbortHandle::new_pair();
         self.cancel.set_value(Some(handle));
         self.busy.set(Some(label.into()));
@@ -135,12 +147,76 @@ impl Ctx {
         });
     }
 
-    /// Abort what is running, if anything.
+    /// Abort what is running and the counting of files, if anything (the Cancel button).
     pub fn cancel(self) {
+        self.cancel_run();
+        if self.counting.get_untracked().is_some() {
+            self.stop_counting();
+            self.error.set(Some(
+                "Cancelled: the files were not all counted (totals and $partitions are missing)."
+                    .into(),
+            ));
+        }
+    }
+
+    /// Abort the operation [`Ctx::run`] started, if it still runs.
+    fn cancel_run(self) {
         if let Some(h) = self.cancel.get_value() {
             h.abort();
         }
         self.cancel.set_value(None);
+    }
+
+    fn stop_counting(self) {
+        if let Some(h) = self.stop_count.get_value() {
+            h.abort();
+        }
+        self.stop_count.set_value(None);
+        self.counting.set(None);
+    }
+
+    /// Count the files of `info` in the background — totals as they stream in, then
+    /// `$partitions` — beside whatever else runs (a preview, the history): one pass over
+    /// the files, whose memory follows a window of the checkpoint and the partitions.
+    fn count_files(self, info: Arc<VersionInfo>) {
+        self.stop_counting();
+        let (handle, reg) = AbortHandle::new_pair();
+        self.stop_count.set_value(Some(handle));
+        self.counting.set(Some(info.version));
+        spawn_local(async move {
+            let pass = async {
+                let mut totals = FileTotals::new();
+                let mut parts = PartitionTotals::default();
+                let mut failed = None;
+                info.for_each_file(&mut |f| {
+                    if let Err(e) = parts.add(info.partition_values_json(&f)?, &f) {
+                        failed = Some(explain_present(&e));
+                        return Ok(false);
+                    }
+                    totals.add(&f);
+                    if totals.files.is_multiple_of(PROGRESS_EVERY_FILES) {
+                        self.totals.set(Some((totals.clone(), false)));
+                        self.refresh_io();
+                    }
+                    Ok(true)
+                })
+                .await
+                .map_err(|e| explain(&e))?;
+                failed.map_or(Ok((totals, parts.finish())), Err)
+            };
+            match Abortable::new(pass, reg).await {
+                Ok(Ok((totals, parts))) => {
+                    self.totals.set(Some((totals, true)));
+                    self.partitions.set(Some(parts));
+                }
+                Ok(Err(e)) => self.error.set(Some(e)),
+                // stopped: another version is shown, or the user cancelled
+                Err(_) => return,
+            }
+            self.counting.set(None);
+            self.stop_count.set_value(None);
+            self.refresh_io();
+        });
     }
 
     /// Put the table, version and tab in the page URL.
@@ -161,6 +237,8 @@ impl Ctx {
         };
         self.version.set(version);
         self.write_url();
+        // the files of the version shown until now are no longer counted
+        self.stop_counting();
         self.run(loading_label(version), async move {
             let spec = version.map_or(VersionSpec::Latest, VersionSpec::Version);
             let info = s.table.version_info(spec).await.map_err(|e| explain(&e))?;
@@ -173,19 +251,9 @@ impl Ctx {
             }
             let info = Arc::new(info);
             self.totals.set(None);
+            self.partitions.set(None);
             self.info.set(Some(Arc::clone(&info)));
-            self.busy.set(Some(format!(
-                "counting the files of version {}",
-                info.version
-            )));
-            let totals = info
-                .file_totals(&mut |t| {
-                    self.totals.set(Some((t.clone(), false)));
-                    true
-                })
-                .await
-                .map_err(|e| explain(&e))?;
-            self.totals.set(Some((totals, true)));
+            self.count_files(info);
             Ok(())
         });
     }
@@ -221,8 +289,10 @@ impl Ctx {
             Ok(s) => {
                 session::remember_recent(&s.url);
                 self.session.set(Some(Rc::new(s)));
+                self.stop_counting();
                 self.info.set(None);
                 self.totals.set(None);
+                self.partitions.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());
                 self.load(version);

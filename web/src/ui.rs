@@ -51,7 +51,7 @@ pub fn App() -> impl IntoView {
     // progress: requests and bytes while anything runs
     let _ = set_interval_with_handle(
         move || {
-            if ctx.busy.get_untracked().is_some() {
+            if ctx.busy.get_untracked().is_some() || ctx.counting.get_untracked().is_some() {
                 ctx.refresh_io();
             }
         },
@@ -174,10 +174,17 @@ fn Status() -> impl IntoView {
     let ctx = use_ctx();
     view! {
         <div class="status" id="status">
-            {move || ctx.busy.get().map(|b| view! {
-                <span class="busy">{b}"… "</span>
-                <button id="cancel" on:click=move |_| ctx.cancel()>"Cancel"</button>
-            })}
+            {move || {
+                let counting = ctx.counting.get().map(|v| format!("counting the files of version {v}"));
+                let label = match (ctx.busy.get(), counting) {
+                    (Some(b), Some(c)) => Some(format!("{b}; {c}")),
+                    (b, c) => b.or(c),
+                };
+                label.map(|b| view! {
+                    <span class="busy">{b}"… "</span>
+                    <button id="cancel" on:click=move |_| ctx.cancel()>"Cancel"</button>
+                })
+            }}
             <span id="io">{move || { let (r, b, _) = ctx.io.get(); fmt_io(r, b) }}</span>
             {move || { let (_, _, ignored) = ctx.io.get(); (ignored > 0).then(|| view! {
                 <span class="warning" id="range-ignored">{fmt_ranges_ignored(ignored)}</span>

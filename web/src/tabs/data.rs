@@ -96,10 +96,10 @@ pub fn DataTab() -> impl IntoView {
             },
         );
     };
-    // run when the version changes (time travel changes the preview), once its file
-    // totals are in (one operation runs at a time: starting earlier would cancel them)
+    // run when the version changes (time travel changes the preview), beside the
+    // counting of its files
     Effect::new(move || {
-        if let (Some(s), Some((_, true))) = (ctx.info.get(), ctx.totals.get())
+        if let Some(s) = ctx.info.get()
             && ran_for.get_untracked().is_none_or(|r| r.0 != s.version)
         {
             run();

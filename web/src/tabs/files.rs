@@ -1,18 +1,16 @@
-//! Files: a `$partitions`-style summary (files, bytes, rows, min/max per partition) and
-//! the file list with statistics and deletion-vector cardinality — both from one pass
-//! over the files as a stream (memory follows the partitions and a page of files, not
-//! the file count), the list a page at a time.
+//! Files: a `$partitions`-style summary (files, bytes, rows, min/max per partition), from
+//! the background pass that counts the version's files ([`Ctx::partitions`]), and the
+//! file list with statistics and deletion-vector cardinality, a page at a time (each
+//! page streams the files up to it: memory follows a page, not the file count).
 
 use std::sync::Arc;
 
 use deltalens_core::VersionInfo;
 use deltalens_core::actions::Add;
-use deltalens_core::file_totals::FileTotals;
-use deltalens_present::{PartitionRow, PartitionTotals};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::errors::{explain, explain_present};
+use crate::errors::explain;
 use crate::state::{Ctx, use_ctx};
 use deltalens_present::value::bytes as fmt_bytes;
 
@@ -27,65 +25,13 @@ fn cell(v: &Value) -> String {
     }
 }
 
-/// What one pass over the files found: the partitions, the first page, the count.
-#[derive(Clone, Default)]
-struct Summary {
-    version: u64,
-    partitions: Vec<PartitionRow>,
-    files: u64,
-}
-
-/// One pass over the files of `info`: `$partitions`, the totals (completing the
-/// overview's) and the first page of files.
-fn summarise(
+/// The page of files from `offset`.
+fn turn_page(
     ctx: Ctx,
     info: Arc<VersionInfo>,
-    summary: RwSignal<Option<Summary>>,
-    page: RwSignal<(usize, Vec<Add>)>,
+    offset: usize,
+    page: RwSignal<(Option<u64>, usize, Vec<Add>)>,
 ) {
-    ctx.run(
-        format!("reading the files of version {}", info.version),
-        async move {
-            let mut parts = PartitionTotals::default();
-            let mut totals = FileTotals::new();
-            let mut first = Vec::new();
-            let mut failed = None;
-            info.for_each_file(&mut |f| {
-                match info.partition_values_json(&f) {
-                    Ok(pv) => {
-                        if let Err(e) = parts.add(pv, &f) {
-                            failed = Some(explain_present(&e));
-                            return Ok(false);
-                        }
-                    }
-                    Err(e) => return Err(e),
-                }
-                totals.add(&f);
-                if first.len() < PAGE {
-                    first.push(f);
-                }
-                Ok(true)
-            })
-            .await
-            .map_err(|e| explain(&e))?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            let files = totals.files;
-            ctx.totals.set(Some((totals, true)));
-            page.set((0, first));
-            summary.set(Some(Summary {
-                version: info.version,
-                partitions: parts.finish(),
-                files,
-            }));
-            Ok(())
-        },
-    );
-}
-
-/// The page of files from `offset`.
-fn turn_page(ctx: Ctx, info: Arc<VersionInfo>, offset: usize, page: RwSignal<(usize, Vec<Add>)>) {
     ctx.run(
         format!("reading files {} to {}", offset + 1, offset + PAGE),
         async move {
@@ -93,7 +39,7 @@ fn turn_page(ctx: Ctx, info: Arc<VersionInfo>, offset: usize, page: RwSignal<(us
                 .files_page(offset, Some(PAGE))
                 .await
                 .map_err(|e| explain(&e))?;
-            page.set((offset, files));
+            page.set((Some(info.version), offset, files));
             Ok(())
         },
     );
@@ -102,23 +48,25 @@ fn turn_page(ctx: Ctx, info: Arc<VersionInfo>, offset: usize, page: RwSignal<(us
 #[component]
 pub fn FilesTab() -> impl IntoView {
     let ctx = use_ctx();
-    let summary = RwSignal::new(None::<Summary>);
-    let page = RwSignal::new((0usize, Vec::<Add>::new()));
-    // one pass over the files of each version shown
+    let page = RwSignal::new((None::<u64>, 0usize, Vec::<Add>::new()));
+    // the first page of each version shown: one window of the checkpoint
     Effect::new(move || {
         if let Some(info) = ctx.info.get()
-            && summary
-                .get_untracked()
-                .is_none_or(|s| s.version != info.version)
+            && page.with_untracked(|p| p.0) != Some(info.version)
         {
-            summarise(ctx, info, summary, page);
+            turn_page(ctx, info, 0, page);
         }
     });
     move || {
-        let (Some(sum), Some(info)) = (summary.get(), ctx.info.get()) else {
+        let Some(info) = ctx.info.get() else {
             return view! { <p>"Loading…"</p> }.into_any();
         };
-        let parts = sum.partitions;
+        // $partitions and the file count come from the background pass over the files
+        let Some(parts) = ctx.partitions.get() else {
+            let so_far = ctx.totals.get().map_or(0, |(t, _)| t.files);
+            return view! { <p id="files-counting">{format!("Counting the files of version {}… {so_far} so far", info.version)}</p> }.into_any();
+        };
+        let n = ctx.totals.get().map_or(0, |(t, _)| t.files) as usize;
         let cols: Vec<String> = parts
             .iter()
             .flat_map(|p| p.min.keys().cloned())
@@ -140,8 +88,7 @@ pub fn FilesTab() -> impl IntoView {
                 {cols.iter().map(|c| view! { <td>{format!("{} / {}", p.min.get(c).map(cell).unwrap_or_default(), p.max.get(c).map(cell).unwrap_or_default())}</td> }).collect_view()}
             </tr> }
         }).collect_view();
-        let n = sum.files as usize;
-        let (offset, shown) = page.get();
+        let (_, offset, shown) = page.get();
         let end = offset + shown.len();
         let files = shown.iter().map(|f| {
             let pv = info.partition_values_json(f).map(|m| m.iter().map(|(k, v)| format!("{k}={}", cell(v))).collect::<Vec<_>>().join(", ")).unwrap_or_default();
