@@ -184,6 +184,8 @@ impl Ctx {
         self.stop_count.set_value(Some(handle));
         self.counting.set(Some(info.version));
         spawn_local(async move {
+            // the version's schema, properties and history render first
+            after_next_frame().await;
             let pass = async {
                 let mut totals = FileTotals::new();
                 let mut parts = PartitionTotals::default();
@@ -330,4 +332,23 @@ fn loading_label(version: Option<u64>) -> String {
         Some(v) => format!("reading version {v}"),
         None => "reading the latest version".to_string(),
     }
+}
+
+/// Resolves once the browser has had a frame to render what changed (or after 100 ms,
+/// where frames do not come: a background tab).
+async fn after_next_frame() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(&resolve);
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    // a frame's callbacks run before it paints: one more task after it
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }

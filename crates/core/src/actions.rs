@@ -474,6 +474,50 @@ pub fn parse_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+struct HeadLine {
+    meta_data: Option<Metadata>,
+    protocol: Option<Protocol>,
+    commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// What a commit says about its version's head (see [`parse_head_actions`]).
+#[derive(Debug, Default)]
+pub struct HeadActions {
+    /// Its `protocol` and `metaData` actions, in file order.
+    pub actions: Vec<Action>,
+    /// Its `commitInfo`.
+    pub commit_info: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// What a commit says about its version's head: its `protocol` and `metaData` actions
+/// and its `commitInfo` — every other action is skipped unbuilt (a commit of 10,000 adds
+/// is read for its metadata without materialising one of them).
+pub fn parse_head_actions(path: &str, data: &[u8]) -> Result<HeadActions> {
+    let (mut out, mut commit_info) = (Vec::new(), None);
+    for (line, text) in lines(data) {
+        let parsed: HeadLine = serde_json::from_slice(text).map_err(|e| Error::InvalidAction {
+            path: path.to_string(),
+            line,
+            message: e.to_string(),
+        })?;
+        if let Some(p) = parsed.protocol {
+            out.push(Action::Protocol(p));
+        }
+        if let Some(m) = parsed.meta_data {
+            out.push(Action::Metadata(m));
+        }
+        if commit_info.is_none() {
+            commit_info = parsed.commit_info;
+        }
+    }
+    Ok(HeadActions {
+        actions: out,
+        commit_info,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct CommitInfoLine {
     commit_info: Option<serde_json::Map<String, serde_json::Value>>,
 }

@@ -12,6 +12,7 @@ use crate::actions::{
     Action, Add, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Sidecar,
     StringMap, Txn, parse_actions,
 };
+use crate::checkpoint_columns::{EXCLUDE, HEAD};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::limits::FETCH_CONCURRENCY;
@@ -26,8 +27,6 @@ pub enum CheckpointRead {
     /// Only protocol and metadata.
     ProtocolAndMetadata,
 }
-
-const EXCLUDE: &[&[&str]] = &[&["add", "stats_parsed"], &["add", "partitionValues_parsed"]];
 
 impl CheckpointRead {
     fn columns(self) -> Columns<'static> {
@@ -44,10 +43,7 @@ impl CheckpointRead {
                 ],
                 exclude: EXCLUDE,
             },
-            CheckpointRead::ProtocolAndMetadata => Columns {
-                include: &[&["metaData"], &["protocol"]],
-                exclude: EXCLUDE,
-            },
+            CheckpointRead::ProtocolAndMetadata => HEAD,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod actions;
 pub mod active_files;
 pub mod changes;
 pub mod checkpoint;
+mod checkpoint_columns;
 pub mod column_mapping;
 pub mod deletion_vector;
 pub mod diff;

@@ -4,7 +4,7 @@
 
 use deltalens_storage::Storage;
 
-use crate::actions::{Action, Metadata, Protocol, parse_actions};
+use crate::actions::{Metadata, Protocol, parse_head_actions};
 use crate::checkpoint::{CheckpointRead, read_checkpoint};
 use crate::error::{Error, Result};
 use crate::limits::FETCH_CONCURRENCY;
@@ -71,17 +71,11 @@ pub async fn load_head<S: Storage + ?Sized>(
             if kept <= KEPT_COMMIT_BYTES {
                 commits_read.insert_whole(f.path(), d.clone());
             }
-            let mut actions = Vec::new();
-            for a in parse_actions(f.path(), &d)? {
-                match a {
-                    Action::CommitInfo(c) if f.version == segment.version => {
-                        commit_info.get_or_insert(c);
-                    }
-                    Action::Protocol(_) | Action::Metadata(_) => actions.push(a),
-                    _ => {}
-                }
+            let head = parse_head_actions(f.path(), &d)?;
+            if f.version == segment.version && commit_info.is_none() {
+                commit_info = head.commit_info;
             }
-            replay.commit(actions);
+            replay.commit(head.actions);
         }
         if replay.has_protocol_and_metadata() {
             break;

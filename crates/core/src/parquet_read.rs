@@ -327,6 +327,38 @@ pub(crate) struct RowGroupDecode<'a> {
     pub policy: FetchPolicy,
 }
 
+/// The column chunks of `columns` in the Parquet file at `path` (footer read through
+/// `storage`: from a prefetched tail, no request), fetched as [`FetchPolicy::LOG`]
+/// fetches them: (start, bytes) per coalesced range. Nothing when they total more than
+/// `max_bytes` (the reader fetches them then).
+pub(crate) async fn prefetch_columns<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+    columns: Columns<'_>,
+    max_bytes: u64,
+) -> Result<Vec<(u64, Bytes)>> {
+    let (metadata, _, _) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
+    let mask = columns.mask(metadata.file_metadata().schema_descr());
+    let chunks: Vec<Range<u64>> = metadata
+        .row_groups()
+        .iter()
+        .flat_map(|g| g.columns().iter().enumerate())
+        .filter(|(i, _)| mask.leaf_included(*i))
+        .map(|(_, c)| {
+            let (start, len) = c.byte_range();
+            start..start.saturating_add(len)
+        })
+        .collect();
+    let total: u64 = chunks.iter().map(|r| r.end - r.start).sum();
+    if chunks.is_empty() || total > max_bytes {
+        return Ok(Vec::new());
+    }
+    let merged = coalesce(&chunks, FetchPolicy::LOG.coalesce_gap);
+    let data = fetch_ranges(storage, path, &merged, 0).await?;
+    Ok(merged.iter().map(|r| r.start).zip(data).collect())
+}
+
 /// Decode a row group (see [`RowGroupDecode`]), handing each batch to `on_batch`, which
 /// returns false to stop early; every range fetched is also kept in `fetched` when given.
 pub(crate) async fn decode_row_group<S: Storage + ?Sized>(

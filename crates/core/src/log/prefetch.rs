@@ -17,10 +17,12 @@ struct Piece {
     data: Bytes,
 }
 
-/// Whole objects and object tails already in memory, by path.
+/// Whole objects and object tails already in memory, by path, and other ranges of them.
 #[derive(Debug, Clone, Default)]
 pub struct Prefetched {
     pieces: BTreeMap<String, Piece>,
+    /// Ranges of objects besides their piece: (start, bytes).
+    ranges: BTreeMap<String, Vec<(u64, Bytes)>>,
 }
 
 impl Prefetched {
@@ -44,9 +46,17 @@ impl Prefetched {
             .insert(path.to_string(), Piece { size, start, data });
     }
 
+    /// Keep `data`, the bytes of an object from `start` on.
+    pub fn insert_range(&mut self, path: &str, start: u64, data: Bytes) {
+        self.ranges
+            .entry(path.to_string())
+            .or_default()
+            .push((start, data));
+    }
+
     /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.pieces.is_empty()
+        self.pieces.is_empty() && self.ranges.is_empty()
     }
 
     /// How many objects (whole or tails) are held.
@@ -57,9 +67,17 @@ impl Prefetched {
     /// Add everything `other` holds.
     pub fn extend(&mut self, other: Prefetched) {
         self.pieces.extend(other.pieces);
+        for (path, ranges) in other.ranges {
+            self.ranges.entry(path).or_default().extend(ranges);
+        }
     }
 
     fn range(&self, path: &str, range: &ByteRange) -> Option<Bytes> {
+        self.in_piece(path, range)
+            .or_else(|| self.in_ranges(path, range))
+    }
+
+    fn in_piece(&self, path: &str, range: &ByteRange) -> Option<Bytes> {
         let p = self.pieces.get(path)?;
         let r = range.resolve(p.size)?;
         if r.start < p.start {
@@ -67,6 +85,17 @@ impl Prefetched {
         }
         let (a, b) = ((r.start - p.start) as usize, (r.end - p.start) as usize);
         Some(p.data.slice(a..b))
+    }
+
+    fn in_ranges(&self, path: &str, range: &ByteRange) -> Option<Bytes> {
+        let ByteRange::Bounded(r) = range else {
+            return None;
+        };
+        self.ranges.get(path)?.iter().find_map(|(start, data)| {
+            let end = start.checked_add(data.len() as u64)?;
+            (*start <= r.start && r.end <= end && r.start <= r.end)
+                .then(|| data.slice((r.start - start) as usize..(r.end - start) as usize))
+        })
     }
 
     fn whole(&self, path: &str) -> Option<Bytes> {
@@ -159,5 +188,22 @@ mod tests {
         assert_eq!(got(ByteRange::Bounded(0..2)), "01");
         assert_eq!(block_on(s.get("a")).unwrap(), "0123456789");
         assert_eq!(counted.stats().requests, 2);
+        // a range held apart from the tail
+        let mut pre = Prefetched::default();
+        pre.insert_tail("a", 10, Bytes::from_static(b"89"));
+        pre.insert_range("a", 2, Bytes::from_static(b"2345"));
+        let s = WithPrefetched {
+            inner: &counted,
+            pre: &pre,
+        };
+        let got = |r| block_on(s.get_range("a", r)).unwrap();
+        assert_eq!(got(ByteRange::Bounded(3..5)), "34");
+        assert_eq!(got(ByteRange::Bounded(2..6)), "2345");
+        assert_eq!(got(ByteRange::Bounded(8..10)), "89");
+        assert_eq!(counted.stats().requests, 2);
+        // partly outside what is held: fetched
+        assert_eq!(got(ByteRange::Bounded(1..4)), "123");
+        assert_eq!(got(ByteRange::Bounded(5..9)), "5678");
+        assert_eq!(counted.stats().requests, 4);
     }
 }

@@ -9,13 +9,15 @@ use bytes::Bytes;
 use deltalens_storage::{ObjectMeta, Storage};
 use futures::{StreamExt, TryStreamExt};
 
+use crate::checkpoint_columns::HEAD;
 use crate::error::{Error, Result};
 use crate::limits::{self, FETCH_CONCURRENCY};
+use crate::parquet_read::prefetch_columns;
 
-use super::hint::{fetch_hinted, read_hint};
+use super::hint::{CHECKPOINT_TAIL, fetch_hinted, read_hint};
 use super::listing::LogListing;
 use super::path::{CheckpointKind, LAST_CHECKPOINT, LOG_DIR, LogFile, commit_path};
-use super::prefetch::Prefetched;
+use super::prefetch::{Prefetched, WithPrefetched};
 use super::segment::Checkpoint;
 
 async fn head<S: Storage + ?Sized>(storage: &S, path: &str) -> Result<Option<ObjectMeta>> {
@@ -212,6 +214,35 @@ async fn earliest_checkpoint<S: Storage + ?Sized>(storage: &S) -> Result<Option<
     }))
 }
 
+/// The most bytes of a checkpoint's `protocol` and `metaData` columns read ahead.
+const MAX_HEAD_PREFETCH: u64 = 1 << 20;
+
+/// Read the `protocol` and `metaData` column chunks of a large Parquet checkpoint (whose
+/// footer `tails` holds) into `tails` while the commits after it are probed: the
+/// version's head then needs no request after the probing ends — one round trip fewer
+/// before a schema shows.
+async fn prefetch_head<S: Storage + ?Sized>(
+    storage: &S,
+    cp: &Checkpoint,
+    tails: &mut Prefetched,
+) -> Result<()> {
+    for part in cp.parts.iter().filter(|p| p.path.ends_with(".parquet")) {
+        if part.size <= CHECKPOINT_TAIL {
+            continue; // the tail is the whole file
+        }
+        let with_tail = WithPrefetched {
+            inner: storage,
+            pre: &*tails,
+        };
+        let chunks =
+            prefetch_columns(&with_tail, &part.path, part.size, HEAD, MAX_HEAD_PREFETCH).await?;
+        for (start, data) in chunks {
+            tails.insert_range(&part.path, start, data);
+        }
+    }
+    Ok(())
+}
+
 /// A [`LogListing`] built without listing: `_last_checkpoint`, then at once the hinted
 /// checkpoint's tail and a batch of the commits after it — two round trips for a
 /// checkpointed table with few commits since its checkpoint. Commits found this way carry
@@ -237,10 +268,14 @@ pub async fn discover_log<S: Storage + ?Sized>(
     let mut earliest = None;
     if let Some(h) = &hint {
         h.part_paths()?; // the hint's version and parts are within limits
-        let (hinted, probed) = futures::join!(
-            fetch_hinted(storage, h),
-            probe_commits(storage, h.version + 1)
-        );
+        let hinted = async {
+            let mut hinted = fetch_hinted(storage, h).await?;
+            if let Some((cp, tails)) = &mut hinted {
+                prefetch_head(storage, cp, tails).await?;
+            }
+            Ok::<_, Error>(hinted)
+        };
+        let (hinted, probed) = futures::join!(hinted, probe_commits(storage, h.version + 1));
         if let Some((cp, tails)) = hinted? {
             checkpoint = Some(cp);
             pre = tails;
