@@ -10,6 +10,7 @@ of data without writing gigabytes. Written once per table (a marker file says so
 """
 import json
 import os
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -74,5 +75,5 @@ def ensure(table):
         write_sparse(os.path.join(table, path), size, parquet_body(stats))
     with open(marker, "w") as f:
         f.write(part)
-    print(f"{table}: wrote {len(adds)} sparse data files of partition event_date={part}", flush=True)
+    print(f"{table}: wrote {len(adds)} sparse data files of partition event_date={part}", file=sys.stderr)
     return part
