@@ -51,9 +51,10 @@ const overviewBytes = await page.evaluate(() => window.deltalensWasmMemory?.buff
 const t1 = Date.now();
 const checkpointBefore = checkpointBytes;
 await page.click('#tab-files');
+// (the page of files loads beside the count: wait for both)
 await page.waitForFunction((n) => {
   const el = document.querySelector('#file-page');
-  return el && el.innerText.includes(`of ${n}`);
+  return el && el.innerText.includes(`files 1 to ${Math.min(100, n)} of ${n}`);
 }, FILES, { timeout: 600000 });
 const filesMs = Date.now() - t1;
 const filesTabCheckpointBytes = checkpointBytes - checkpointBefore;
