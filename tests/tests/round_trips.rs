@@ -61,6 +61,17 @@ fn now_ms() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
+/// A table at `loc` read through [`Remote`] (listing when `lists`), its requests counted.
+#[allow(clippy::unwrap_used)] // tests may
+fn counted(loc: &str, lists: bool) -> (Table, Arc<CountingStorage<Remote>>) {
+    let remote = Remote {
+        inner: ObjectStoreStorage::open(loc, &[]).unwrap(),
+        lists,
+    };
+    let counter = Arc::new(CountingStorage::with_clock(remote, now_ms));
+    (Table::new(counter.clone(), loc), counter)
+}
+
 #[test]
 fn opening_a_checkpointed_table_takes_at_most_three_round_trips() {
     let rt = runtime();
@@ -92,12 +103,7 @@ fn opening_a_checkpointed_table_takes_at_most_three_round_trips() {
         let has_sidecars = path.join("_delta_log/_sidecars").is_dir();
         let loc = path.to_string_lossy().to_string();
         for (i, lists) in [true, false].into_iter().enumerate() {
-            let remote = Remote {
-                inner: ObjectStoreStorage::open(&loc, &[]).unwrap(),
-                lists,
-            };
-            let counter = Arc::new(CountingStorage::with_clock(remote, now_ms));
-            let table = Table::new(counter.clone(), &loc);
+            let (table, counter) = counted(&loc, lists);
             let snap = match rt.block_on(table.snapshot(VersionSpec::Latest)) {
                 Ok(s) => s,
                 Err(e) => {
@@ -126,12 +132,7 @@ fn opening_a_checkpointed_table_takes_at_most_three_round_trips() {
             measured += 1;
             // the same version's files streamed (totals): no more round trips (sidecars
             // are read a few at once, not one after another)
-            let remote = Remote {
-                inner: ObjectStoreStorage::open(&loc, &[]).unwrap(),
-                lists,
-            };
-            let counter = Arc::new(CountingStorage::with_clock(remote, now_ms));
-            let table = Table::new(counter.clone(), &loc);
+            let (table, counter) = counted(&loc, lists);
             let totals = rt.block_on(async {
                 let v = table.version_info(VersionSpec::Latest).await?;
                 v.file_totals(&mut |_| true).await
@@ -176,14 +177,7 @@ fn streamed_sidecars_take_no_more_round_trips_than_the_snapshot() {
         }
         let loc = path.to_string_lossy().to_string();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let open = || {
-            let remote = Remote {
-                inner: ObjectStoreStorage::open(&loc, &[]).unwrap(),
-                lists: true,
-            };
-            let counter = Arc::new(CountingStorage::with_clock(remote, now_ms));
-            (Table::new(counter.clone(), &loc), counter)
-        };
+        let open = || counted(&loc, true);
         let (table, _) = open();
         let Ok(latest) = rt.block_on(table.snapshot(VersionSpec::Latest)) else {
             continue;
