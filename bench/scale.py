@@ -151,8 +151,10 @@ def main():
     cp_bytes = sum(os.path.getsize(os.path.join(table, "_delta_log", f)) for f in cp)
     # in a child process: this one stays small, and so do the processes it forks (a
     # child's peak RSS counts the parent's pages until it execs)
+    # (an absolute path: the child runs in bench/; its errors go to our stderr)
     part = subprocess.run([sys.executable, "-c", "import scale_data, sys; print(scale_data.ensure(sys.argv[1]))",
-                           table], cwd=HERE, check=True, capture_output=True, text=True).stdout.split()[-1]
+                           os.path.abspath(table)], cwd=HERE, check=True, stdout=subprocess.PIPE,
+                          text=True).stdout.split()[-1]
     print(f"table {table}: {a.files} files in the checkpoint ({cp_bytes / 1e6:.0f} MB), then 50 commits;"
           f" data files for partition event_date={part} (scale_data.py)")
     print(f"cores: {os.cpu_count()}; runs: {a.runs} (median); a fresh process each\n")
