@@ -19,6 +19,8 @@ pub type Counted = CountingStorage<CachingStorage<RetryStorage<Arc<FetchStorage>
 /// One opened table.
 pub struct Session {
     pub url: String,
+    /// The relay it is read through, as given (`/` for the page's own server).
+    pub via: Option<String>,
     pub table: Table,
     pub counter: Arc<Counted>,
     pub fetch: Arc<FetchStorage>,
@@ -34,7 +36,10 @@ impl Session {
     /// Open `url` with the given storage options (nothing is fetched yet).
     pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, LocationError> {
         let url = url.trim().trim_end_matches('/').to_string();
-        let fetch = Arc::new(FetchStorage::open(&url, opts)?);
+        let via = opts.relay.clone().filter(|r| !r.trim().is_empty());
+        let mut resolved = opts.clone();
+        resolved.relay = via.as_deref().map(resolve_relay);
+        let fetch = Arc::new(FetchStorage::open(&url, &resolved)?);
         let retry = RetryStorage::new(
             Arc::clone(&fetch),
             RetryPolicy::default(),
@@ -47,6 +52,7 @@ impl Session {
         let table = Table::new(counter.clone(), &url);
         Ok(Session {
             url,
+            via,
             table,
             counter,
             fetch,
@@ -55,6 +61,17 @@ impl Session {
 
     pub fn stats(&self) -> RequestStats {
         self.counter.stats()
+    }
+}
+
+/// A relay given relative to this page (`/`: the server that served it) as an absolute
+/// URL; an absolute one as it is.
+fn resolve_relay(via: &str) -> String {
+    let via = via.trim();
+    let base = web_sys::window().and_then(|w| w.location().href().ok());
+    match base.and_then(|b| web_sys::Url::new_with_base(via, &b).ok()) {
+        Some(u) => u.href(),
+        None => via.to_string(),
     }
 }
 
@@ -95,6 +112,10 @@ pub struct Form {
     pub azure_sas: String,
     pub azure_endpoint: String,
     pub azure_account: String,
+    /// A relay (`deltalens serve`, a worker) that reads tables for the tab.
+    pub relay: String,
+    /// Bearer token for a relay that needs one.
+    pub relay_token: String,
 }
 
 fn some(s: &str) -> Option<String> {
@@ -114,11 +135,13 @@ impl Form {
             azure_sas: some(&self.azure_sas),
             azure_endpoint: some(&self.azure_endpoint),
             azure_account: some(&self.azure_account),
+            relay: some(&self.relay),
+            relay_token: some(&self.relay_token),
         }
     }
 
     /// The text fields in the order they are stored.
-    fn fields(&self) -> [&String; 8] {
+    fn fields(&self) -> [&String; 10] {
         [
             &self.s3_endpoint,
             &self.s3_region,
@@ -128,6 +151,8 @@ impl Form {
             &self.azure_sas,
             &self.azure_endpoint,
             &self.azure_account,
+            &self.relay,
+            &self.relay_token,
         ]
     }
 
@@ -138,6 +163,7 @@ impl Form {
             &self.s3_secret,
             &self.s3_token,
             &self.azure_sas,
+            &self.relay_token,
         ]
         .iter()
         .any(|v| !v.trim().is_empty())
@@ -174,6 +200,8 @@ impl Form {
             azure_sas: g(5),
             azure_endpoint: g(6),
             azure_account: g(7),
+            relay: g(8),
+            relay_token: g(9),
         })
     }
 }
@@ -182,6 +210,8 @@ impl Form {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct UrlState {
     pub table: Option<String>,
+    /// The relay the table is read through (never a credential).
+    pub via: Option<String>,
     pub version: Option<u64>,
     pub tab: Option<String>,
 }
@@ -195,6 +225,7 @@ pub fn read_url() -> UrlState {
     };
     UrlState {
         table: p.get("table").filter(|t| !t.is_empty()),
+        via: p.get("via").filter(|t| !t.is_empty()),
         version: p.get("version").and_then(|v| v.parse().ok()),
         tab: p.get("tab"),
     }
@@ -206,6 +237,9 @@ pub fn write_url(s: &UrlState) {
     };
     if let Some(t) = &s.table {
         p.append("table", t);
+    }
+    if let Some(v) = &s.via {
+        p.append("via", v);
     }
     if let Some(v) = s.version {
         p.append("version", &v.to_string());

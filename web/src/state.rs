@@ -225,6 +225,7 @@ impl Ctx {
     pub fn write_url(self) {
         session::write_url(&UrlState {
             table: self.session.get_untracked().map(|s| s.url.clone()),
+            via: self.session.get_untracked().and_then(|s| s.via.clone()),
             version: self.version.get_untracked(),
             tab: Some(self.tab.get_untracked().name().to_string()),
         });

@@ -27,6 +27,10 @@ pub fn App() -> impl IntoView {
     let form = RwSignal::new(stored.unwrap_or_default());
     let remember = RwSignal::new(Form::load().is_some());
     let url = RwSignal::new(start.table.clone().unwrap_or_default());
+    // a link's relay replaces the form's (only the relay token is a secret)
+    if let Some(v) = start.via.clone() {
+        form.update(|f| f.relay = v);
+    }
     // a link (`?table=`) may come from anyone: with credentials remembered on this device
     // the page asks before sending them to the link's storage
     let confirm = RwSignal::new(None::<(String, Option<u64>)>);
@@ -43,7 +47,11 @@ pub fn App() -> impl IntoView {
             let f = if with_credentials {
                 form.get_untracked()
             } else {
-                Form::default()
+                // the link's relay, without any secret
+                Form {
+                    relay: form.get_untracked().relay,
+                    ..Form::default()
+                }
             };
             ctx.open(t, &f, v);
         }
@@ -144,6 +152,10 @@ fn StorageOptions(form: RwSignal<Form>, remember: RwSignal<bool>) -> impl IntoVi
                 {field("SAS token", "azure-sas", true, |f| f.azure_sas.clone(), |f, v| f.azure_sas = v)}
                 {field("account (for az://)", "azure-account", false, |f| f.azure_account.clone(), |f, v| f.azure_account = v)}
                 {field("blob endpoint", "azure-endpoint", false, |f| f.azure_endpoint.clone(), |f, v| f.azure_endpoint = v)}
+            </fieldset>
+            <fieldset><legend>"Relay: deltalens serve or a worker reads the table for this tab (no CORS rule, no storage secret here)"</legend>
+                {field("relay URL", "relay", false, |f| f.relay.clone(), |f, v| f.relay = v)}
+                {field("relay token", "relay-token", true, |f| f.relay_token.clone(), |f, v| f.relay_token = v)}
             </fieldset>
             <label><input type="checkbox" prop:checked=move || remember.get()
                 on:change=move |ev| remember.set(event_target_checked(&ev)) />

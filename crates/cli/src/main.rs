@@ -9,6 +9,7 @@ mod args;
 mod cmd;
 mod error;
 mod output;
+mod source;
 mod table;
 
 use std::process::ExitCode;
@@ -47,9 +48,11 @@ enum Command {
     /// Benchmark: open the latest version and scan every row, N times, single-threaded
     /// (the same work the browser benchmark does); prints each run and the median.
     Bench(cmd::bench::Args),
-    /// Serve the explorer and local tables (under /tables/<dir name>/, with Range); with
-    /// no TABLE_DIR, the bundled demo table. Read-only; answers only requests addressed to
-    /// this server (Host), and other sites only with --cors-origin.
+    /// Serve the explorer and tables: local directories under /tables/<dir name>/ (with
+    /// Range), and table URLs (s3://, abfss://, az://, gs://, https://) relayed with your
+    /// own credentials, so the tab needs no CORS rule and no secret; with no TABLE, the
+    /// bundled demo table. Read-only; answers only requests addressed to this server
+    /// (Host), and other sites only with --cors-origin.
     Serve(cmd::serve::Args),
     /// Change data feed between two versions, inclusive (table_changes).
     Changes(cmd::changes::Args),

@@ -11,9 +11,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Request, RequestInit, RequestMode, RequestRedirect, Response};
 
-use crate::listing::{Page, parse_azure, parse_gcs, parse_s3};
+use crate::listing::{Page, parse_azure, parse_gcs, parse_relay, parse_s3};
 use crate::location::{BrowserOptions, Endpoint, LocationError, Service, encode_query};
 use crate::sigv4::{SignRequest, sign};
+use deltalens_storage::relay;
 
 const CORS_HINT: &str = "a network or CORS failure: the store must allow this page's origin, the Range header (and Authorization, x-amz-* for signed S3 requests), and expose Content-Range, Content-Length and ETag";
 
@@ -215,6 +216,10 @@ impl FetchStorage {
             Service::Azure { sas: Some(sas), .. } => {
                 let sep = if url.contains('?') { '&' } else { '?' };
                 format!("{url}{sep}{sas}")
+            }
+            Service::Relay { token: Some(t), .. } => {
+                headers.push(("authorization".into(), format!("Bearer {t}")));
+                url
             }
             _ => url,
         }
@@ -426,6 +431,20 @@ impl FetchStorage {
                     url.push_str(&format!("&pageToken={}", q(t)));
                 }
                 (url, parse_gcs)
+            }
+            Service::Relay { base, table, .. } => {
+                // the relay's pages continue after their last path
+                let after = token.or(start_after);
+                let url = relay::list_url(base, table, prefix, after);
+                let (_, body) = self
+                    .request(prefix, "list", "GET", url.clone(), None)
+                    .await?;
+                let text = String::from_utf8_lossy(&body.unwrap_or_default()).to_string();
+                return parse_relay(&text, prefix).ok_or_else(|| StorageError::InvalidResponse {
+                    path: prefix.to_string(),
+                    operation: "list",
+                    message: format!("the listing from {url} is not a relay listing"),
+                });
             }
         };
         let (_, body) = self

@@ -80,6 +80,23 @@ fn unescape(s: &str) -> String {
     out
 }
 
+/// A relay listing page as a store's page: keys are paths, the token is the last path.
+pub fn parse_relay(text: &str, prefix: &str) -> Option<Page> {
+    let page = deltalens_storage::relay::ListPage::parse(text, prefix)?;
+    Some(Page {
+        objects: page
+            .objects
+            .into_iter()
+            .map(|o| Listed {
+                key: o.path,
+                size: o.size,
+                last_modified_ms: o.last_modified_ms,
+            })
+            .collect(),
+        next: page.next_start_after,
+    })
+}
+
 /// An S3 ListObjectsV2 response.
 pub fn parse_s3(xml: &str) -> Page {
     let objects = elements(xml, "Contents")
@@ -162,6 +179,18 @@ pub fn parse_gcs(json: &str) -> Option<Page> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relay_pages_continue_after_their_last_path() {
+        let p = parse_relay(
+            r#"{"objects":[{"path":"_delta_log/0.json","size":3,"last_modified_ms":5}],"next_start_after":"_delta_log/0.json"}"#,
+            "_delta_log/",
+        )
+        .unwrap();
+        assert_eq!(p.objects[0].key, "_delta_log/0.json");
+        assert_eq!(p.next.as_deref(), Some("_delta_log/0.json"));
+        assert!(parse_relay(r#"{"objects":[{"path":"../x","size":3}]}"#, "").is_none());
+    }
 
     #[test]
     fn s3_list_objects_v2() {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use deltalens_storage::relay;
 use deltalens_storage::table_url::{Store, TableUrl, is_azure_account};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
@@ -55,6 +56,13 @@ pub struct BrowserOptions {
     pub azure_endpoint: Option<String>,
     /// Storage account for `az://container/path`.
     pub azure_account: Option<String>,
+    /// A relay (`deltalens serve`, the edge worker) that reads the table with its own
+    /// credentials: every request goes to it (see [`deltalens_storage::relay`]), none to
+    /// the store, and the credentials above are not used.
+    pub relay: Option<String>,
+    /// Bearer token for the relay (a worker that requires one); sent to the relay's
+    /// origin only.
+    pub relay_token: Option<String>,
 }
 
 impl fmt::Debug for BrowserOptions {
@@ -70,6 +78,8 @@ impl fmt::Debug for BrowserOptions {
             .field("azure_sas", &hidden(&self.azure_sas))
             .field("azure_endpoint", &self.azure_endpoint)
             .field("azure_account", &self.azure_account)
+            .field("relay", &self.relay)
+            .field("relay_token", &hidden(&self.relay_token))
             .finish()
     }
 }
@@ -118,6 +128,15 @@ pub enum Service {
         /// The bucket's name.
         bucket: String,
     },
+    /// A relay server reads the table for us ([`deltalens_storage::relay`]).
+    Relay {
+        /// The relay's base URL (`http://127.0.0.1:8080`), no trailing `/`.
+        base: String,
+        /// The table URL, as the relay is asked for it.
+        table: String,
+        /// Bearer token for the relay, if it needs one.
+        token: Option<String>,
+    },
 }
 
 impl fmt::Debug for Service {
@@ -140,6 +159,12 @@ impl fmt::Debug for Service {
                 .field("sas", &sas.as_ref().map(|_| "<hidden>"))
                 .finish(),
             Service::Gcs { bucket } => f.debug_struct("Gcs").field("bucket", bucket).finish(),
+            Service::Relay { base, table, token } => f
+                .debug_struct("Relay")
+                .field("base", base)
+                .field("table", table)
+                .field("token", &token.as_ref().map(|_| "<hidden>"))
+                .finish(),
         }
     }
 }
@@ -217,6 +242,9 @@ impl Endpoint {
     /// parsed and checked by [`TableUrl`], the parser every deltalens backend shares.
     pub fn parse(url: &str, opts: &BrowserOptions) -> Result<Endpoint, LocationError> {
         let t = TableUrl::parse(url).map_err(|e| LocationError(e.to_string()))?;
+        if let Some(relay) = opts.relay.as_deref().filter(|r| !r.trim().is_empty()) {
+            return Self::relay(url, relay, opts);
+        }
         match t.store {
             Store::S3 { bucket } => Self::s3(&bucket, &t.key, opts),
             Store::Azure { account, container } => {
@@ -258,9 +286,26 @@ impl Endpoint {
                 "'{url}': the browser cannot open local files: serve them with `deltalens serve DIR`"
             ))),
             Store::R2 { .. } => Err(LocationError(format!(
-                "'{url}': r2:// tables are read by the edge worker through its bucket binding; use s3:// with the R2 endpoint here"
+                "'{url}': r2:// tables are read by the edge worker through its bucket binding; use s3:// with the R2 endpoint here, or open it through the worker as a relay"
+            ))),
+            Store::UnityCatalog { .. } => Err(LocationError(format!(
+                "'{url}': Unity Catalog tables open through a relay that holds the catalog token: `deltalens serve {url}` or a worker, then give its address as the relay"
             ))),
         }
+    }
+
+    /// Every request goes to the relay at `relay`, which reads `table` itself.
+    fn relay(table: &str, relay: &str, opts: &BrowserOptions) -> Result<Endpoint, LocationError> {
+        let base = endpoint_option("relay", relay)?;
+        Ok(Endpoint {
+            root: base.clone(),
+            key_prefix: String::new(),
+            service: Service::Relay {
+                base,
+                table: table.trim().trim_end_matches('/').to_string(),
+                token: opts.relay_token.clone().filter(|t| !t.trim().is_empty()),
+            },
+        })
     }
 
     fn s3(bucket: &str, key: &str, opts: &BrowserOptions) -> Result<Endpoint, LocationError> {
@@ -340,6 +385,7 @@ impl Endpoint {
         match &self.service {
             Service::S3 { bucket_url, .. } => origin_of(bucket_url),
             Service::Azure { container_url, .. } => origin_of(container_url),
+            Service::Relay { base, .. } => origin_of(base),
             Service::Gcs { .. } | Service::Http => None,
         }
     }
@@ -355,6 +401,9 @@ impl Endpoint {
 
     /// The URL of the object at `path` (relative to the table root), without auth.
     pub fn object_url(&self, path: &str) -> String {
+        if let Service::Relay { base, table, .. } = &self.service {
+            return relay::object_url(base, table, path.trim_start_matches('/'));
+        }
         format!(
             "{}/{}",
             self.root,
@@ -392,6 +441,12 @@ impl Endpoint {
                 "the bucket is not public: grant allUsers roles/storage.objectViewer, or serve the table another way".into()
             }
             (Service::Http, _) => "the server refused the request".into(),
+            (Service::Relay { token: None, .. }, _) => {
+                "the relay refused: it may not serve this table (see its list of tables), or it needs a token".into()
+            }
+            (Service::Relay { .. }, _) => {
+                "the relay refused: it may not serve this table, or the token is wrong".into()
+            }
         }
     }
 }
@@ -402,6 +457,39 @@ mod tests {
 
     fn parse(url: &str, opts: &BrowserOptions) -> Endpoint {
         Endpoint::parse(url, opts).unwrap()
+    }
+
+    #[test]
+    fn a_relay_gets_every_request_and_no_store_credential() {
+        let o = BrowserOptions {
+            relay: Some("http://127.0.0.1:8080/".into()),
+            relay_token: Some("s3cr3t-relay".into()),
+            s3_access_key_id: Some("AK".into()),
+            s3_secret_access_key: Some("SECRET".into()),
+            ..Default::default()
+        };
+        let e = parse("s3://bkt/t/", &o);
+        assert_eq!(
+            e.object_url("_delta_log/0.json"),
+            "http://127.0.0.1:8080/v1/object?table=s3%3A%2F%2Fbkt%2Ft&path=_delta_log%2F0.json"
+        );
+        assert!(
+            matches!(&e.service, Service::Relay { table, token: Some(_), .. } if table == "s3://bkt/t")
+        );
+        assert!(!format!("{e:?}").contains("s3cr3t"));
+        assert!(e.may_authorise(&e.object_url("x")));
+        assert!(!e.may_authorise("http://127.0.0.1:9000/bkt/t/x"));
+        assert!(e.can_list());
+        // a catalog name opens only through a relay
+        assert!(Endpoint::parse("uc://main.s.t", &BrowserOptions::default()).is_err());
+        assert!(Endpoint::parse("uc://main.s.t", &o).is_ok());
+        for relay in ["ftp://h", "http://u:p@h", "http://h/?q=1", "h"] {
+            let o = BrowserOptions {
+                relay: Some(relay.into()),
+                ..Default::default()
+            };
+            assert!(Endpoint::parse("s3://b/t", &o).is_err(), "{relay}");
+        }
     }
 
     #[test]

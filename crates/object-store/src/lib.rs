@@ -5,6 +5,8 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod relaying;
+
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -14,6 +16,8 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 use std::time::Duration;
 use url::Url;
+
+pub use relaying::{ObjectRead, ReadError};
 
 /// A table location opened with `object_store`.
 #[derive(Debug, Clone)]
@@ -28,8 +32,10 @@ pub struct ObjectStoreStorage {
 /// The store behind a location, for what its protocol lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// Local files, S3, GCS: listing and suffix ranges.
+    /// S3, GCS: listing (in key order) and suffix ranges.
     Full,
+    /// Local files: listing (in no particular order) and suffix ranges.
+    Local,
     /// Azure Blob Storage has no suffix ranges: a tail is read as a bounded range after a
     /// HEAD.
     NoSuffixRanges,
@@ -178,7 +184,7 @@ impl ObjectStoreStorage {
             return Ok(Self {
                 store: Arc::new(store),
                 prefix: String::new(),
-                kind: Kind::Full,
+                kind: Kind::Local,
             });
         }
         let (store, prefix, kind) = build(&url, bounded(opts)).map_err(|e| invalid(location, e))?;

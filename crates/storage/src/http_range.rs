@@ -55,6 +55,36 @@ pub fn parse_range(header: &str, size: u64) -> RangeAnswer {
     }
 }
 
+/// Reads a `Range` header value before the object's size is known (a relay passes the
+/// range on to the store): the one range asked for, or `None` to send the whole object —
+/// under the same rules as [`parse_range`] (one `bytes` range; anything else ignored; an
+/// empty suffix `-0` is sent whole too).
+pub fn requested_range(header: &str) -> Option<crate::ByteRange> {
+    let (unit, set) = trim_ows(header).split_once('=')?;
+    if !unit.eq_ignore_ascii_case("bytes") {
+        return None;
+    }
+    let mut specs = set.split(',').map(trim_ows).filter(|s| !s.is_empty());
+    let (Some(spec), None) = (specs.next(), specs.next()) else {
+        return None;
+    };
+    let (first, last) = spec.split_once('-')?;
+    if first.is_empty() {
+        return match saturating_digits(last)? {
+            0 => None,
+            n => Some(crate::ByteRange::Suffix(n)),
+        };
+    }
+    let start = saturating_digits(first)?;
+    match last {
+        "" => Some(crate::ByteRange::From(start)),
+        l => {
+            let l = saturating_digits(l)?;
+            (l >= start).then(|| crate::ByteRange::Bounded(start..l.saturating_add(1)))
+        }
+    }
+}
+
 /// One `first-[last]` or `-suffix` range spec; `None` when it is invalid.
 fn range_spec(spec: &str, size: u64) -> Option<RangeAnswer> {
     let (first, last) = spec.split_once('-')?;
@@ -145,6 +175,40 @@ fn digits(s: &str, step: impl Fn(u64, u64) -> Option<u64>) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requested_ranges_before_the_size_is_known() {
+        use crate::ByteRange as B;
+        assert_eq!(requested_range("bytes=0-9"), Some(B::Bounded(0..10)));
+        assert_eq!(requested_range("BYTES = 5-"), None);
+        assert_eq!(requested_range(" bytes=5-"), Some(B::From(5)));
+        assert_eq!(requested_range("bytes=-8"), Some(B::Suffix(8)));
+        for ignored in [
+            "bytes=-0",
+            "bytes=9-1",
+            "bytes=0-1,3-4",
+            "items=0-1",
+            "bytes=x-1",
+            "",
+        ] {
+            assert_eq!(requested_range(ignored), None, "{ignored}");
+        }
+        assert_eq!(
+            requested_range("bytes=0-99999999999999999999999"),
+            Some(B::Bounded(0..u64::MAX))
+        );
+        // the same answer as parse_range once the size is known
+        for h in ["bytes=0-9", "bytes=5-", "bytes=-8", "bytes=3-3"] {
+            let r = requested_range(h).unwrap().resolve(20).unwrap();
+            assert_eq!(
+                parse_range(h, 20),
+                RangeAnswer::Partial {
+                    start: r.start,
+                    end: r.end
+                }
+            );
+        }
+    }
     use RangeAnswer::{Partial, Unsatisfiable, Whole};
 
     fn p(start: u64, end: u64) -> RangeAnswer {

@@ -22,6 +22,7 @@ mod error;
 pub mod http_range;
 mod list_pages;
 mod memory;
+pub mod relay;
 mod retry;
 pub mod table_url;
 

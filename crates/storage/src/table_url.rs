@@ -43,6 +43,12 @@ pub enum Store {
         /// The worker's binding name.
         binding: String,
     },
+    /// A Unity Catalog name (`uc://catalog[.schema[.table]]`): a table is resolved to its
+    /// storage location by the catalog; a catalog or schema is listed.
+    UnityCatalog {
+        /// The one to three parts of the name: catalog, schema, table.
+        name: Vec<String>,
+    },
     /// Any other `http(s)://` server: `origin` is `scheme://host[:port]`.
     Http {
         /// `scheme://host[:port]`.
@@ -72,7 +78,18 @@ pub struct UrlError {
     pub message: String,
 }
 
-const FORMS: &str = "use s3://bucket/path, abfss://container@account.dfs.core.windows.net/path, az://container/path, gs://bucket/path, https://host/path or r2://BINDING/path";
+const FORMS: &str = "use s3://bucket/path, abfss://container@account.dfs.core.windows.net/path, az://container/path, gs://bucket/path, https://host/path, r2://BINDING/path or uc://catalog.schema.table";
+
+/// The longest part of a Unity Catalog name.
+const MAX_UC_PART: usize = 255;
+
+/// One part of a Unity Catalog name: 1 to 255 letters, digits, `_` or `-` (a name needing
+/// backquotes is not supported).
+fn is_uc_part(s: &str) -> bool {
+    (1..=MAX_UC_PART).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
 fn refuse(url: &str, message: impl Into<String>) -> UrlError {
     UrlError {
@@ -203,6 +220,7 @@ impl TableUrl {
                 Self::azure(text, Some(account.to_string()), container)?
             }
             "https" | "http" => return Self::http(text, &url, scheme),
+            "uc" => return Self::unity_catalog(text, &url),
             "file" => {
                 if url
                     .host_str()
@@ -278,6 +296,30 @@ impl TableUrl {
         Ok(Store::Azure { account, container })
     }
 
+    fn unity_catalog(text: &str, url: &Url) -> Result<TableUrl, UrlError> {
+        if !url.username().is_empty() || url.port().is_some() || !url.path().is_empty() {
+            return Err(refuse(
+                text,
+                "Unity Catalog names are uc://catalog, uc://catalog.schema or uc://catalog.schema.table: no user, port or path",
+            ));
+        }
+        let host = url.host_str().unwrap_or("");
+        let name: Vec<String> = host.split('.').map(str::to_string).collect();
+        if name.len() > 3 || !name.iter().all(|p| is_uc_part(p)) {
+            return Err(refuse(
+                text,
+                format!(
+                    "{host:?} is not a Unity Catalog name: one to three parts (catalog.schema.table) of letters, digits, '_' and '-'"
+                ),
+            ));
+        }
+        Ok(TableUrl {
+            scheme: "uc".into(),
+            store: Store::UnityCatalog { name },
+            key: String::new(),
+        })
+    }
+
     fn http(text: &str, url: &Url, scheme: String) -> Result<TableUrl, UrlError> {
         if !url.username().is_empty() {
             return Err(refuse(text, "table URLs carry no user name ('user@')"));
@@ -333,6 +375,7 @@ impl TableUrl {
                 account.as_deref().unwrap_or("")
             )),
             Store::Http { origin } => key(origin.clone()),
+            Store::UnityCatalog { name } => format!("uc://{}", name.join(".")),
         }
     }
 
@@ -359,6 +402,32 @@ mod tests {
 
     fn ok(s: &str) -> TableUrl {
         TableUrl::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn unity_catalog_names() {
+        let t = ok("uc://main.sales.orders");
+        assert_eq!(
+            t.store,
+            Store::UnityCatalog {
+                name: vec!["main".into(), "sales".into(), "orders".into()]
+            }
+        );
+        assert_eq!(t.canonical(), "uc://main.sales.orders");
+        assert_eq!(ok("uc://main").canonical(), "uc://main");
+        assert_eq!(ok("uc://main.sales_2-x").canonical(), "uc://main.sales_2-x");
+        for bad in [
+            "uc://a.b.c.d",
+            "uc://a..b",
+            "uc://a.b/c",
+            "uc://u@a.b.c",
+            "uc://a.b.c:80",
+            "uc://a.b.c?x=1",
+            "uc://",
+            "uc://a%2Fb.c",
+        ] {
+            assert!(TableUrl::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[wasm_bindgen_test(unsupported = test)]

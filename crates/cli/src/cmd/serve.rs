@@ -16,6 +16,7 @@
 mod files;
 mod http;
 mod policy;
+mod relay;
 
 use std::io;
 use std::net::SocketAddr;
@@ -41,9 +42,14 @@ const SLOT_POLL: Duration = Duration::from_millis(10);
 // What `serve` was asked for (the subcommand's help text is its variant's in main.rs).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Table directories to serve.
-    #[arg(value_name = "TABLE_DIR")]
-    pub tables: Vec<PathBuf>,
+    /// Tables to serve: local directories, or URLs to relay (s3://, abfss://, az://,
+    /// gs://, https://) read with the environment's credentials (AWS_*, AWS_PROFILE,
+    /// AZURE_*, GOOGLE_*) and the --option values.
+    #[arg(value_name = "TABLE")]
+    pub tables: Vec<String>,
+    /// Store option KEY=VALUE for the relayed tables (e.g. aws_endpoint=http://127.0.0.1:9000).
+    #[arg(short = 'o', long = "option", value_name = "KEY=VALUE", value_parser = crate::args::parse_kv)]
+    pub options: Vec<(String, String)>,
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
@@ -68,6 +74,7 @@ pub struct Args {
 
 struct Site {
     files: files::Files,
+    relay: relay::Relay,
     policy: Policy,
 }
 
@@ -107,7 +114,9 @@ async fn serve_request(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> 
     let cors = site.policy.cors(req.header("origin"));
     let answer = match req.method.as_str() {
         "GET" | "HEAD" => {
-            serve_file(site, stream, &req, cors, close).await?;
+            if !site.relay.answer(stream, &req, cors.clone(), close).await? {
+                serve_file(site, stream, &req, cors, close).await?;
+            }
             return Ok(!close);
         }
         "OPTIONS" => match site.policy.preflight(&req) {
@@ -259,6 +268,16 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>, max: usize) {
     }
 }
 
+/// The explorer's link to a relayed table: the table through this server (`via=/`, the
+/// page's own origin).
+fn relay_link(base: &str, table: &str) -> String {
+    let q: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("table", table)
+        .append_pair("via", "/")
+        .finish();
+    format!("{base}/?{q}")
+}
+
 /// Prints where the explorer and each table are.
 fn announce(site: &Site, addr: SocketAddr) {
     let base = format!("http://{addr}");
@@ -272,8 +291,14 @@ fn announce(site: &Site, addr: SocketAddr) {
     for n in &names {
         println!("  table {n}: {base}/?table={base}/tables/{n}");
     }
-    if let [only] = names.as_slice() {
-        println!("open {base}/?table={base}/tables/{only}");
+    let relayed: Vec<&str> = site.relay.names().collect();
+    for t in &relayed {
+        println!("  table {t} (relayed): {}", relay_link(&base, t));
+    }
+    match (names.as_slice(), relayed.as_slice()) {
+        ([only], []) => println!("open {base}/?table={base}/tables/{only}"),
+        ([], [only]) => println!("open {}", relay_link(&base, only)),
+        _ => {}
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
@@ -281,7 +306,16 @@ fn announce(site: &Site, addr: SocketAddr) {
 
 /// Run the server until stopped (or for `stop_after` seconds).
 pub async fn run(args: Args) -> Result<String, CliError> {
-    let files = files::Files::new(&args.tables, args.app_dir.as_deref())?;
+    let (urls, dirs): (Vec<String>, Vec<String>) =
+        args.tables.into_iter().partition(|t| relay::is_url(t));
+    let dirs: Vec<PathBuf> = dirs.into_iter().map(PathBuf::from).collect();
+    let relay = relay::Relay::open(&urls, &args.options).await?;
+    // the bundled demo table when nothing at all is given
+    let files = if dirs.is_empty() && !urls.is_empty() {
+        files::Files::without_tables(args.app_dir.as_deref())?
+    } else {
+        files::Files::new(&dirs, args.app_dir.as_deref())?
+    };
     let listener = TcpListener::bind((args.host.as_str(), args.port))
         .await
         .map_err(|source| CliError::Listen {
@@ -291,7 +325,11 @@ pub async fn run(args: Args) -> Result<String, CliError> {
         })?;
     let addr = listener.local_addr().map_err(CliError::LocalAddr)?;
     let policy = Policy::new(addr, &args.host, args.cors_origins);
-    let site = Arc::new(Site { files, policy });
+    let site = Arc::new(Site {
+        files,
+        relay,
+        policy,
+    });
     announce(&site, addr);
     let accept = accept_loop(listener, site, args.max_connections.max(1));
     match args.stop_after {

@@ -91,6 +91,15 @@ impl Files {
     /// The given table directories (each must hold `_delta_log/`; names are the directory
     /// names, made unique with `_`), or the embedded demo table when there are none.
     pub fn new(dirs: &[PathBuf], app_dir: Option<&Path>) -> Result<Files, CliError> {
+        Self::with(dirs, true, app_dir)
+    }
+
+    /// The explorer only (the tables are relayed).
+    pub fn without_tables(app_dir: Option<&Path>) -> Result<Files, CliError> {
+        Self::with(&[], false, app_dir)
+    }
+
+    fn with(dirs: &[PathBuf], demo: bool, app_dir: Option<&Path>) -> Result<Files, CliError> {
         let mut tables = BTreeMap::new();
         for t in dirs {
             let root = t.canonicalize().map_err(|source| CliError::ServeTable {
@@ -106,7 +115,7 @@ impl Files {
             }
             tables.insert(name, Source::Dir(root));
         }
-        if tables.is_empty() {
+        if tables.is_empty() && demo {
             tables.insert("demo".into(), Source::Embedded(embed(embedded::DEMO)));
         }
         let app_dir = app_dir

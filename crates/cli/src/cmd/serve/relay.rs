@@ -1,0 +1,291 @@
+//! The relay of `deltalens serve`: the tables given as URLs (`s3://`, `abfss://`, `az://`,
+//! `gs://`, `https://`, `uc://`) are read here with the user's own credential sources and
+//! passed to the explorer over the relay protocol ([`deltalens_storage::relay`]), so the
+//! tab reads a private bucket with no CORS rule on it and no secret in the page.
+//!
+//! Only the tables given on the command line are relayed, and within them only paths
+//! under the table root (the protocol's checks); nothing is ever written.
+
+use std::io;
+
+use deltalens_object_store::{ObjectRead, ReadError};
+use deltalens_storage::relay::{self, ListPage, RelayRequest};
+use deltalens_storage::{StorageError, TableUrl, http_range};
+use futures::StreamExt;
+use tokio::net::TcpStream;
+
+use super::http::{self, Answer, Request};
+use crate::error::CliError;
+use crate::source::Source;
+
+/// A table this server relays.
+struct Relayed {
+    /// The URL as given on the command line.
+    given: String,
+    /// Its canonical spelling, to match requests that spell it differently.
+    canonical: String,
+    source: Source,
+}
+
+/// The relayed tables.
+pub struct Relay {
+    tables: Vec<Relayed>,
+}
+
+/// Whether a `serve` argument is a URL (else a local directory).
+pub fn is_url(arg: &str) -> bool {
+    arg.split_once("://").is_some_and(|(s, _)| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+')
+    })
+}
+
+impl Relay {
+    /// Opens each table URL with the store options (and the environment's credentials);
+    /// nothing is read yet, except a Unity Catalog name, which is resolved now.
+    pub async fn open(urls: &[String], options: &[(String, String)]) -> Result<Relay, CliError> {
+        let mut tables = Vec::with_capacity(urls.len());
+        for url in urls {
+            let given = url.trim().trim_end_matches('/').to_string();
+            let canonical = TableUrl::parse(&given)
+                .map_err(|e| StorageError::InvalidLocation {
+                    location: given.clone(),
+                    message: e.message,
+                })?
+                .canonical();
+            let source = Source::open(&given, options).await?;
+            tables.push(Relayed {
+                given,
+                canonical,
+                source,
+            });
+        }
+        Ok(Relay { tables })
+    }
+
+    /// The relayed table URLs, as given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tables.iter().map(|t| t.given.as_str())
+    }
+
+    fn find(&self, table: &str) -> Option<&Relayed> {
+        let wanted = table.trim().trim_end_matches('/');
+        let canonical = TableUrl::parse(wanted).ok().map(|t| t.canonical());
+        self.tables
+            .iter()
+            .find(|t| t.given == wanted || Some(&t.canonical) == canonical.as_ref())
+    }
+
+    /// Answers a request to a relay route; `Ok(false)` when `req` is not one.
+    pub async fn answer(
+        &self,
+        stream: &mut TcpStream,
+        req: &Request,
+        cors: Vec<(&'static str, String)>,
+        close: bool,
+    ) -> io::Result<bool> {
+        let route = req.path();
+        let query = req.target.split_once('?').map_or("", |(_, q)| q);
+        if route == relay::TABLES_ROUTE {
+            let names: Vec<&str> = self.names().collect();
+            let body = serde_json::json!({ "tables": names }).to_string();
+            json(stream, req, cors, close, "200 OK", body).await?;
+            return Ok(true);
+        }
+        let parsed = match relay::parse_request(&route, query) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(false),
+            Err(e) => {
+                text(stream, req, cors, close, "400 Bad Request", &e.0).await?;
+                return Ok(true);
+            }
+        };
+        let Some(table) = self.find(parsed.table()) else {
+            let why = self.not_relayed(parsed.table());
+            text(stream, req, cors, close, "403 Forbidden", &why).await?;
+            return Ok(true);
+        };
+        let storage = match table.source.storage().await {
+            Ok(s) => s,
+            Err(e) => {
+                let (status, why) = failure(&e);
+                text(stream, req, cors, close, status, &why).await?;
+                return Ok(true);
+            }
+        };
+        match parsed {
+            RelayRequest::Object { path, .. } => {
+                let read = if req.method == "HEAD" {
+                    storage.head_object(&path).await.map_err(ReadError::Storage)
+                } else {
+                    let range = req.header("range").and_then(http_range::requested_range);
+                    storage.read_object(&path, range).await
+                };
+                object(stream, req, cors, close, read).await?;
+            }
+            RelayRequest::List {
+                prefix,
+                start_after,
+                ..
+            } => {
+                let found = storage
+                    .list_page(&prefix, start_after.as_deref(), relay::LIST_PAGE_MAX)
+                    .await;
+                match found {
+                    Ok(objects) => {
+                        let body = ListPage::of(objects).to_json();
+                        json(stream, req, cors, close, "200 OK", body).await?;
+                    }
+                    Err(e) => {
+                        let (status, why) = failure(&e);
+                        text(stream, req, cors, close, status, &why).await?;
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn not_relayed(&self, table: &str) -> String {
+        let names: Vec<&str> = self.names().collect();
+        if names.is_empty() {
+            format!(
+                "this server relays no tables (asked for {table:?}): start it with `deltalens serve {table}`"
+            )
+        } else {
+            format!(
+                "this server does not relay {table:?}; it relays {}",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// The status and text of a store's error, for the tab to show.
+fn failure(e: &StorageError) -> (&'static str, String) {
+    let status = match e {
+        StorageError::NotFound { .. } => "404 Not Found",
+        StorageError::PermissionDenied { .. } => "403 Forbidden",
+        StorageError::ListingUnsupported { .. } => "501 Not Implemented",
+        StorageError::InvalidLocation { .. } => "400 Bad Request",
+        StorageError::TimedOut { .. } => "504 Gateway Timeout",
+        _ => "502 Bad Gateway",
+    };
+    (status, format!("the relay could not read the table: {e}"))
+}
+
+/// Headers every relay answer carries: the bytes are data, never rendered, never cached
+/// by a shared cache (they come from a private store).
+fn base(status: &'static str, cors: Vec<(&'static str, String)>, close: bool) -> Answer {
+    Answer::new(status)
+        .header("Cache-Control", "private, no-cache")
+        .header("Content-Security-Policy", "sandbox")
+        .header("Cross-Origin-Resource-Policy", "same-origin")
+        .headers(cors)
+        .closing(close)
+}
+
+async fn text(
+    stream: &mut TcpStream,
+    req: &Request,
+    cors: Vec<(&'static str, String)>,
+    close: bool,
+    status: &'static str,
+    why: &str,
+) -> io::Result<()> {
+    base(status, cors, close)
+        .header("Content-Type", "text/plain; charset=utf-8")
+        .send(stream, format!("{why}\n").as_bytes(), req.method == "HEAD")
+        .await
+}
+
+async fn json(
+    stream: &mut TcpStream,
+    req: &Request,
+    cors: Vec<(&'static str, String)>,
+    close: bool,
+    status: &'static str,
+    body: String,
+) -> io::Result<()> {
+    base(status, cors, close)
+        .header("Content-Type", "application/json")
+        .send(stream, body.as_bytes(), req.method == "HEAD")
+        .await
+}
+
+/// `Last-Modified`'s form (IMF-fixdate).
+fn http_date(ms: i64) -> Option<String> {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string())
+}
+
+/// Sends an object read: 200 or 206 with its headers and streamed body, 416, or the
+/// store's error.
+async fn object(
+    stream: &mut TcpStream,
+    req: &Request,
+    cors: Vec<(&'static str, String)>,
+    close: bool,
+    read: Result<ObjectRead, ReadError>,
+) -> io::Result<()> {
+    let read = match read {
+        Ok(r) => r,
+        Err(ReadError::Unsatisfiable(size)) => {
+            return base("416 Range Not Satisfiable", cors, close)
+                .header("Content-Range", format!("bytes */{size}"))
+                .send(stream, b"", req.method == "HEAD")
+                .await;
+        }
+        Err(ReadError::Storage(e)) => {
+            let (status, why) = failure(&e);
+            return text(stream, req, cors, close, status, &why).await;
+        }
+    };
+    let partial = req.method == "GET" && (read.range.start, read.range.end) != (0, read.size);
+    let status = if partial {
+        "206 Partial Content"
+    } else {
+        "200 OK"
+    };
+    let mut answer = base(status, cors, close)
+        .header("Content-Type", "application/octet-stream")
+        .header("Accept-Ranges", "bytes");
+    if let Some(etag) = &read.etag {
+        answer = answer.header("ETag", etag.clone());
+    }
+    if let Some(date) = read.last_modified_ms.and_then(http_date) {
+        answer = answer.header("Last-Modified", date);
+    }
+    if partial {
+        let r = &read.range;
+        answer = answer.header(
+            "Content-Range",
+            format!(
+                "bytes {}-{}/{}",
+                r.start,
+                r.end.saturating_sub(1),
+                read.size
+            ),
+        );
+    }
+    let len = read.range.end.saturating_sub(read.range.start);
+    http::write(stream, &answer.head(len)).await?;
+    if req.method == "HEAD" {
+        return Ok(());
+    }
+    let mut body = read.body;
+    let mut sent = 0u64;
+    while let Some(chunk) = body.next().await {
+        // the head is out: a failure now can only end the connection, which the client
+        // sees as a body shorter than announced
+        let chunk = chunk.map_err(io::Error::other)?;
+        sent += chunk.len() as u64;
+        if sent > len {
+            return Err(io::Error::other("the store sent more than the range"));
+        }
+        http::write(stream, &chunk).await?;
+    }
+    if sent != len {
+        return Err(io::Error::other("the store's answer ended early"));
+    }
+    Ok(())
+}
