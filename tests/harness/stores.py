@@ -4,6 +4,9 @@
   stores.py s3    ENDPOINT BUCKET CORPUS TABLE...   moto S3: bucket + CORS rule + objects
   stores.py azure ENDPOINT CONTAINER CORPUS TABLE... azurite: container + CORS rules +
                                                      objects; prints a container SAS (r, l)
+  stores.py s3-private / azure-private ...           the same without any CORS rule (and
+                                                     private S3 objects): a tab can only
+                                                     read them through a relay
 
 Only 127.0.0.1 endpoints are accepted: these are test emulators, never real accounts.
 """
@@ -26,7 +29,7 @@ def files(corpus, tables):
                 yield p, f"tables/{t}/" + os.path.relpath(p, root).replace(os.sep, "/")
 
 
-def s3(endpoint, bucket, corpus, tables):
+def s3(endpoint, bucket, corpus, tables, private=False):
     import boto3
 
     c = boto3.client(
@@ -37,6 +40,13 @@ def s3(endpoint, bucket, corpus, tables):
         aws_secret_access_key="deltalens-test-secret",
     )
     c.create_bucket(Bucket=bucket)
+    if private:
+        n = 0
+        for path, key in files(corpus, tables):
+            c.upload_file(path, bucket, key)
+            n += 1
+        print(f"s3: {n} private objects in {bucket}, no CORS rule", file=sys.stderr)
+        return
     c.put_bucket_cors(
         Bucket=bucket,
         CORSConfiguration={
@@ -67,7 +77,7 @@ def s3(endpoint, bucket, corpus, tables):
     print(f"s3: {n} objects in {bucket}", file=sys.stderr)
 
 
-def azure(endpoint, container, corpus, tables):
+def azure(endpoint, container, corpus, tables, private=False):
     from azure.storage.blob import (
         BlobServiceClient,
         ContainerSasPermissions,
@@ -80,17 +90,18 @@ def azure(endpoint, container, corpus, tables):
         f"BlobEndpoint={endpoint};"
     )
     svc = BlobServiceClient.from_connection_string(conn)
-    svc.set_service_properties(
-        cors=[
-            CorsRule(
-                allowed_origins=["*"],
-                allowed_methods=["GET", "HEAD", "OPTIONS"],
-                allowed_headers=["*"],
-                exposed_headers=["Content-Range", "Content-Length", "ETag"],
-                max_age_in_seconds=60,
-            )
-        ]
-    )
+    if not private:
+        svc.set_service_properties(
+            cors=[
+                CorsRule(
+                    allowed_origins=["*"],
+                    allowed_methods=["GET", "HEAD", "OPTIONS"],
+                    allowed_headers=["*"],
+                    exposed_headers=["Content-Range", "Content-Length", "ETag"],
+                    max_age_in_seconds=60,
+                )
+            ]
+        )
     cont = svc.create_container(container)
     n = 0
     for path, key in files(corpus, tables):
@@ -112,7 +123,8 @@ def main():
     kind, endpoint, name, corpus, *tables = sys.argv[1:]
     if urlparse(endpoint).hostname != "127.0.0.1":
         sys.exit(f"refusing {endpoint}: only emulators on 127.0.0.1")
-    {"s3": s3, "azure": azure}[kind](endpoint, name, corpus, tables)
+    private = kind.endswith("-private")
+    {"s3": s3, "azure": azure}[kind.removesuffix("-private")](endpoint, name, corpus, tables, private)
 
 
 if __name__ == "__main__":

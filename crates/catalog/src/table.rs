@@ -1,0 +1,223 @@
+//! A table as the catalog describes it, checked: a Delta table (not a view, not another
+//! format) with a storage location.
+
+use deltalens_storage::TableUrl;
+
+use crate::config::CatalogConfig;
+use crate::error::CatalogError;
+use crate::request::Request;
+
+/// The longest answer read from the catalog.
+pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
+/// What deltalens needs of a catalog table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    /// `catalog.schema.table`.
+    pub full_name: String,
+    /// The id credentials are vended for.
+    pub table_id: String,
+    /// Where the table's files are (`s3://…`, `abfss://…`, `gs://…`).
+    pub storage_location: String,
+}
+
+/// The error of a non-2xx answer to `req`, in the API's `{"error_code","message"}` form.
+pub(crate) fn answer_error(
+    config: &CatalogConfig,
+    req: &Request,
+    name: &str,
+    status: u16,
+    body: &[u8],
+) -> CatalogError {
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let code = v.get("error_code").and_then(|c| c.as_str()).unwrap_or("");
+    let message = v
+        .get("message")
+        .and_then(|m| m.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned());
+    let message = if code.is_empty() {
+        message
+    } else {
+        format!("{code}: {message}")
+    };
+    let endpoint = config.endpoint.clone();
+    match status {
+        401 => CatalogError::Unauthenticated { endpoint, message },
+        403 => CatalogError::PermissionDenied {
+            name: name.to_string(),
+            message,
+        },
+        404 => CatalogError::NotFound {
+            name: name.to_string(),
+            endpoint,
+            message,
+        },
+        _ if code.ends_with("NOT_FOUND") || code.ends_with("DOES_NOT_EXIST") => {
+            CatalogError::NotFound {
+                name: name.to_string(),
+                endpoint,
+                message,
+            }
+        }
+        _ => CatalogError::Http {
+            endpoint,
+            what: req.what.clone(),
+            status,
+            message,
+        },
+    }
+}
+
+/// Table types that are views: no files of their own to read.
+const VIEWS: [&str; 3] = ["VIEW", "MATERIALIZED_VIEW", "METRIC_VIEW"];
+
+impl TableInfo {
+    /// Read the answer to [`CatalogConfig::get_table`] for `full_name`.
+    pub fn parse(
+        config: &CatalogConfig,
+        req: &Request,
+        full_name: &str,
+        status: u16,
+        body: &[u8],
+    ) -> Result<TableInfo, CatalogError> {
+        if !(200..300).contains(&status) {
+            return Err(answer_error(config, req, full_name, status, body));
+        }
+        let invalid = |why: &str| CatalogError::InvalidResponse {
+            endpoint: config.endpoint.clone(),
+            what: req.what.clone(),
+            why: why.to_string(),
+        };
+        if body.len() > MAX_ANSWER_BYTES {
+            return Err(invalid("longer than 4 MiB"));
+        }
+        let v: serde_json::Value =
+            serde_json::from_slice(body).map_err(|e| invalid(&format!("not JSON ({e})")))?;
+        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        let kind = text("table_type").unwrap_or_default();
+        if VIEWS.contains(&kind.to_ascii_uppercase().as_str()) {
+            return Err(CatalogError::View {
+                name: full_name.to_string(),
+                kind,
+            });
+        }
+        let format = text("data_source_format").unwrap_or_default();
+        if !format.eq_ignore_ascii_case("DELTA") {
+            return Err(CatalogError::NotDelta {
+                name: full_name.to_string(),
+                format: if format.is_empty() {
+                    "format-less".into()
+                } else {
+                    format
+                },
+            });
+        }
+        let table_id = text("table_id")
+            .filter(|t| !t.is_empty() && t.len() <= 128)
+            .ok_or_else(|| invalid("no table_id"))?;
+        let location = text("storage_location")
+            .filter(|l| !l.is_empty())
+            .ok_or_else(|| CatalogError::BadLocation {
+                name: full_name.to_string(),
+                location: String::new(),
+                why: "the catalog gives no storage_location".into(),
+            })?;
+        // the location is checked like any table URL: it names where credentials go
+        let parsed = TableUrl::parse(&location).map_err(|e| CatalogError::BadLocation {
+            name: full_name.to_string(),
+            location: location.clone(),
+            why: e.message,
+        })?;
+        if matches!(
+            parsed.store,
+            deltalens_storage::Store::UnityCatalog { .. } | deltalens_storage::Store::R2 { .. }
+        ) {
+            return Err(CatalogError::BadLocation {
+                name: full_name.to_string(),
+                location,
+                why: "not a storage URL".into(),
+            });
+        }
+        Ok(TableInfo {
+            full_name: full_name.to_string(),
+            table_id,
+            storage_location: location.trim_end_matches('/').to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> CatalogConfig {
+        CatalogConfig {
+            endpoint: "http://127.0.0.1:1".into(),
+            token: "t".into(),
+        }
+    }
+
+    fn parse(status: u16, body: &str) -> Result<TableInfo, CatalogError> {
+        let c = config();
+        let r = c.get_table("m.s.t");
+        TableInfo::parse(&c, &r, "m.s.t", status, body.as_bytes())
+    }
+
+    #[test]
+    fn delta_tables_resolve_to_their_location() {
+        let t = parse(
+            200,
+            r#"{"name":"t","table_type":"EXTERNAL","data_source_format":"DELTA","storage_location":"s3://b/x/","table_id":"abc"}"#,
+        )
+        .unwrap();
+        assert_eq!(t.storage_location, "s3://b/x");
+        assert_eq!(t.table_id, "abc");
+    }
+
+    #[test]
+    fn each_catalog_answer_has_its_message() {
+        let cases: [(u16, &str, &str); 8] = [
+            (
+                404,
+                r#"{"error_code":"TABLE_NOT_FOUND","message":"Table not found: m.s.t"}"#,
+                "was not found",
+            ),
+            (
+                403,
+                r#"{"error_code":"PERMISSION_DENIED","message":"no SELECT"}"#,
+                "EXTERNAL USE SCHEMA",
+            ),
+            (
+                401,
+                r#"{"error_code":"UNAUTHENTICATED","message":"bad"}"#,
+                "refused the token",
+            ),
+            (500, "oops", "HTTP 500"),
+            (200, r#"{"table_type":"VIEW","table_id":"a"}"#, "is a view"),
+            (
+                200,
+                r#"{"table_type":"EXTERNAL","data_source_format":"PARQUET","table_id":"a","storage_location":"s3://b/t"}"#,
+                "PARQUET table, not Delta",
+            ),
+            (
+                200,
+                r#"{"table_type":"MANAGED","data_source_format":"DELTA","table_id":"a"}"#,
+                "no storage_location",
+            ),
+            (
+                200,
+                r#"{"table_type":"MANAGED","data_source_format":"DELTA","table_id":"a","storage_location":"https://evil?.blob.core.windows.net/c"}"#,
+                "cannot open",
+            ),
+        ];
+        for (status, body, want) in cases {
+            let e = parse(status, body).unwrap_err().to_string();
+            assert!(e.contains(want), "{status} {body}: {e}");
+        }
+        assert!(matches!(
+            parse(200, "not json"),
+            Err(CatalogError::InvalidResponse { .. })
+        ));
+    }
+}
