@@ -19,7 +19,9 @@ const { chromium } = require('playwright-core');
 const BASE = process.env.BASE;
 const TABLES = process.env.TABLES.split(',');
 const SECRETS = process.env.SECRETS.split(',').filter((s) => s.length >= 6);
-const STORES = { s3: process.env.S3_URL, azure: process.env.AZ_URL };
+const STORES = { s3: process.env.S3_URL, azure: process.env.AZ_URL, uc: process.env.UC_URL };
+// a store's table URL: a path under a bucket root, or a name in a catalog schema
+const tableAt = (store, name) => (store === 'uc' ? `${STORES.uc}.${name.replaceAll('-', '_')}` : `${STORES[store]}/${name}`);
 const ART = process.env.ARTIFACTS || 'target/e2e';
 const TABS = ['overview', 'schema', 'history', 'data', 'changes', 'diff', 'files'];
 fs.mkdirSync(ART, { recursive: true });
@@ -98,10 +100,11 @@ for (const name of TABLES) {
   await check(`direct ${name}`, async (page) => {
     directRead[name] = await readAll(page, `${BASE}/tables/${name}`, null);
   });
-  for (const [store, root] of Object.entries(STORES)) {
+  for (const store of Object.keys(STORES)) {
     await check(`${store} relay ${name}: every tab equals the direct read`, async (page) => {
       if (!directRead[name]) throw new Error('no direct read to compare with');
-      const relayed = await readAll(page, `${root}/${name}`, '/');
+      const url = tableAt(store, name);
+      const relayed = await readAll(page, url, '/');
       for (const t of TABS) relayed[t] = sameFileTimes(directRead[name][t], relayed[t]);
       for (const t of TABS) {
         if (relayed[t] !== directRead[name][t]) {

@@ -11,7 +11,9 @@ use deltalens_present::Format;
 
 #[derive(Args, Debug)]
 pub struct TableArgs {
-    /// Table location: a local path or a URL (s3://, az://, abfss://, gs://, https://).
+    /// Table location: a local path, a URL (s3://, az://, abfss://, gs://, https://) or a
+    /// Unity Catalog name (uc://catalog.schema.table; UC_ENDPOINT/UC_TOKEN or
+    /// DATABRICKS_HOST/DATABRICKS_TOKEN).
     #[arg(value_name = "TABLE")]
     pub location: String,
     /// Print exactly one JSON document to stdout.

@@ -56,6 +56,8 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Change data feed between two versions, inclusive (table_changes).
     Changes(cmd::changes::Args),
+    /// What a Unity Catalog holds: catalogs, a catalog's schemas, a schema's tables.
+    Catalog(cmd::catalog::Args),
 }
 
 /// Runs the subcommand: what to print on stdout, or why it failed.
@@ -71,6 +73,7 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
         Command::Bench(a) => cmd::bench::run(a).await,
         Command::Serve(a) => cmd::serve::run(a).await,
         Command::Changes(a) => cmd::changes::run(a).await,
+        Command::Catalog(a) => cmd::catalog::run(a).await,
     }
 }
 

@@ -16,7 +16,7 @@ pub struct Source {
 impl Source {
     /// Opens `location` (a URL or a local path) with the store `options`.
     pub async fn open(location: &str, options: &[(String, String)]) -> Result<Source, CliError> {
-        let store = ObjectStoreStorage::open(location, options)?;
+        let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
         Ok(Source {
             store: Arc::new(store),
         })

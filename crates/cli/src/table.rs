@@ -32,7 +32,8 @@ pub async fn with_table<T>(
     io: IoReport,
     work: impl AsyncFnOnce(&Opened) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
-    let store = ObjectStoreStorage::open(location, options)?;
+    // (a uc:// name is resolved by the catalog, with vended credentials)
+    let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
     let counter = Arc::new(CountingStorage::new(store));
     let opened = Opened {
         table: Table::new(counter.clone(), location),

@@ -698,3 +698,109 @@ fn connections_are_bounded() {
     let r = read_response(&mut BufReader::new(third), false);
     assert_eq!(r.status, 200);
 }
+
+/// `/v1/object?…` for the relayed table `table`.
+fn relay_object(table: &str, path: &str) -> String {
+    let q: String = url_encode(&[("table", table), ("path", path)]);
+    format!("/v1/object?{q}")
+}
+
+fn url_encode(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            let enc: String = v
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                        (b as char).to_string()
+                    }
+                    _ => format!("%{b:02X}"),
+                })
+                .collect();
+            format!("{k}={enc}")
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+#[test]
+fn the_relay_reads_only_the_tables_it_was_given() {
+    let dir = fs::canonicalize(fixture("demo")).unwrap();
+    let table = format!("file://{}", dir.display());
+    let s = Server::start(&[&table]);
+    let whole = fs::read(dir.join(LOG0)).unwrap();
+
+    // listed in path order, paged
+    let r = s.get(
+        &format!(
+            "/v1/list?{}",
+            url_encode(&[("table", &table), ("prefix", "_delta_log/")])
+        ),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let paths: Vec<&str> = doc["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.windows(2).all(|w| w[0] < w[1]) && paths.contains(&LOG0),
+        "{paths:?}"
+    );
+    assert!(doc["next_start_after"].is_null());
+    let r = s.get("/v1/tables", &[]);
+    assert!(String::from_utf8_lossy(&r.body).contains(&table));
+
+    // ranges as a store answers them
+    let obj = relay_object(&table, LOG0);
+    let r = s.get(&obj, &[]);
+    assert_eq!((r.status, &r.body), (200, &whole));
+    assert!(r.header("etag").is_some() && r.header("last-modified").is_some());
+    assert_eq!(r.header("content-type"), Some("application/octet-stream"));
+    assert!(!r.has_cors());
+    let r = s.get(&obj, &[("Range", "bytes=-10")]);
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, whole[whole.len() - 10..]);
+    let n = whole.len();
+    assert_eq!(
+        r.header("content-range").unwrap(),
+        format!("bytes {}-{}/{n}", n - 10, n - 1)
+    );
+    let r = s.get(&obj, &[("Range", "bytes=5-9")]);
+    assert_eq!((r.status, &r.body[..]), (206, &whole[5..10]));
+    let r = s.get(&obj, &[("Range", &format!("bytes={n}-"))]);
+    assert_eq!(r.status, 416, "{r:?}");
+    assert_eq!(r.header("content-range").unwrap(), format!("bytes */{n}"));
+    let r = s.request("HEAD", &obj, &[]);
+    assert_eq!((r.status, r.len()), (200, n as u64));
+
+    // nothing outside the table, no other table, no writes
+    for path in [
+        "../demo/_delta_log/00000000000000000000.json",
+        "/etc/passwd",
+        "a//b",
+    ] {
+        let r = s.get(&relay_object(&table, path), &[]);
+        assert_eq!(r.status, 400, "{path}: {r:?}");
+    }
+    let other = format!(
+        "file://{}",
+        fs::canonicalize(fixture("xss")).unwrap().display()
+    );
+    let r = s.get(&relay_object(&other, LOG0), &[]);
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(String::from_utf8_lossy(&r.body).contains("does not relay"));
+    let r = s.get(&relay_object(&table, "_delta_log/nope.json"), &[]);
+    assert_eq!(r.status, 404);
+    let r = s.request("PUT", &obj, &[("Content-Length", "0")]);
+    assert_eq!(r.status, 405);
+    // and the Host check holds on the relay too
+    let r = s.get(&obj, &[]);
+    assert_eq!(r.status, 200);
+    let raw = request("GET", &obj, &[("Host", "evil.example")]);
+    assert_eq!(s.raw("GET", &raw).status, 421);
+}

@@ -6,6 +6,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod relaying;
+mod unity_catalog;
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use std::time::Duration;
 use url::Url;
 
 pub use relaying::{ObjectRead, ReadError};
+pub use unity_catalog::{Catalog, Vending, catalog_error, catalog_name};
 
 /// A table location opened with `object_store`.
 #[derive(Debug, Clone)]
@@ -91,6 +93,34 @@ pub fn location_to_url(location: &str) -> Result<Url, StorageError> {
     Url::from_directory_path(&abs).map_err(|_| invalid(location, "not an absolute path"))
 }
 
+/// The error for a catalog or schema name where a table was expected: what it holds.
+async fn not_a_table(location: &str, name: &[String], catalog: &Catalog) -> StorageError {
+    let what = if name.len() == 1 {
+        "a catalog"
+    } else {
+        "a schema"
+    };
+    let children = match catalog.list(name).await {
+        Ok(c) if c.is_empty() => "it holds nothing you may see".to_string(),
+        Ok(c) => {
+            let shown: Vec<String> = c
+                .iter()
+                .take(20)
+                .map(|e| format!("uc://{}", e.full_name))
+                .collect();
+            let more = c.len().saturating_sub(shown.len());
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("it holds {}{tail}", shown.join(", "))
+        }
+        Err(e) => return catalog_error(location, e),
+    };
+    invalid(location, format!("this is {what}, not a table: {children}"))
+}
+
 /// How long a request may wait for its connection, and for the next bytes of an answer,
 /// unless the options say otherwise: a stalled store becomes an error naming the
 /// timeout instead of a hang (a large download is not limited, only silence).
@@ -126,8 +156,10 @@ fn bounded(mut opts: Vec<(String, String)>) -> Vec<(String, String)> {
 fn build(
     url: &Url,
     opts: Vec<(String, String)>,
+    vended: Option<Arc<Vending>>,
 ) -> Result<(Arc<dyn ObjectStore>, Path, Kind), object_store::Error> {
     use object_store::ObjectStoreScheme as S;
+    use unity_catalog::{AwsVending, AzureVending, GcpVending};
     macro_rules! with_opts {
         ($builder:expr) => {
             opts.iter()
@@ -146,15 +178,27 @@ fn build(
         _ => Kind::Full,
     };
     let store: Arc<dyn ObjectStore> = match scheme {
-        S::AmazonS3 => Arc::new(with_opts!(
-            object_store::aws::AmazonS3Builder::new().with_url(url.as_str())
-        )?),
-        S::MicrosoftAzure => Arc::new(with_opts!(
-            object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str())
-        )?),
-        S::GoogleCloudStorage => Arc::new(with_opts!(
-            object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str())
-        )?),
+        S::AmazonS3 => {
+            let mut b = object_store::aws::AmazonS3Builder::new().with_url(url.as_str());
+            if let Some(v) = vended {
+                b = b.with_credentials(Arc::new(AwsVending(v)));
+            }
+            Arc::new(with_opts!(b)?)
+        }
+        S::MicrosoftAzure => {
+            let mut b = object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str());
+            if let Some(v) = vended {
+                b = b.with_credentials(Arc::new(AzureVending(v)));
+            }
+            Arc::new(with_opts!(b)?)
+        }
+        S::GoogleCloudStorage => {
+            let mut b = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str());
+            if let Some(v) = vended {
+                b = b.with_credentials(Arc::new(GcpVending(v)));
+            }
+            Arc::new(with_opts!(b)?)
+        }
         S::Http => Arc::new(with_opts!(
             object_store::http::HttpBuilder::new().with_url(&url[..url::Position::BeforePath])
         )?),
@@ -187,12 +231,48 @@ impl ObjectStoreStorage {
                 kind: Kind::Local,
             });
         }
-        let (store, prefix, kind) = build(&url, bounded(opts)).map_err(|e| invalid(location, e))?;
+        let (store, prefix, kind) =
+            build(&url, bounded(opts), None).map_err(|e| invalid(location, e))?;
         Ok(Self {
             store,
             prefix: prefix.as_ref().trim_matches('/').to_string(),
             kind,
         })
+    }
+
+    /// Like [`ObjectStoreStorage::open`], and `uc://catalog.schema.table` too: the table's
+    /// storage location from Unity Catalog, read with the credentials it vends (refreshed
+    /// before they expire; the user's own store credentials are not used). Returns the
+    /// vending too, for a Unity Catalog table.
+    pub async fn open_resolved(
+        location: &str,
+        options: &[(String, String)],
+    ) -> Result<(Self, Option<Arc<Vending>>), StorageError> {
+        let Some(name) = catalog_name(location) else {
+            return Ok((Self::open(location, options)?, None));
+        };
+        let err = |e| catalog_error(location, e);
+        let catalog = Catalog::from_env(options).map_err(err)?;
+        if name.len() < 3 {
+            return Err(not_a_table(location, &name, &catalog).await);
+        }
+        let table = catalog.table(&name.join(".")).await.map_err(err)?;
+        let vending = Arc::new(Vending::start(catalog, table.clone()).await.map_err(err)?);
+        let url = location_to_url(&table.storage_location)?;
+        if url.scheme() == "file" {
+            return Ok((Self::open(&table.storage_location, &[])?, Some(vending)));
+        }
+        let mut opts: Vec<(String, String)> = env_options();
+        opts.extend(options.iter().cloned());
+        opts.retain(|(k, _)| !unity_catalog::is_credential_option(k));
+        let (store, prefix, kind) = build(&url, bounded(opts), Some(Arc::clone(&vending)))
+            .map_err(|e| invalid(&table.storage_location, e))?;
+        let storage = Self {
+            store,
+            prefix: prefix.as_ref().trim_matches('/').to_string(),
+            kind,
+        };
+        Ok((storage, Some(vending)))
     }
 
     /// Wrap an existing store whose table root is `prefix`.

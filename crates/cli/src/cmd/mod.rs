@@ -3,6 +3,7 @@
 //! error `main` prints.
 
 pub mod bench;
+pub mod catalog;
 pub mod changes;
 pub mod diff;
 pub mod files;
