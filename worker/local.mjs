@@ -2,7 +2,7 @@
 // (8787), with the R2 binding TABLES kept on local disk ($DELTALENS_R2_DIR, default
 // target/worker-r2). Every sub-directory of each path in $DELTALENS_R2_LOAD (comma-
 // separated) is uploaded first, so `r2://TABLES/<dir name>` is that table. Vars and
-// secrets come from the environment: DELTALENS_*, AWS_*, AZURE_STORAGE_*. Stops on
+// secrets come from the environment: DELTALENS_*, AWS_*, AZURE_STORAGE_*, UC_*, DATABRICKS_*. Stops on
 // SIGINT/SIGTERM, or after $DELTALENS_STOP_AFTER seconds when set.
 import { createRequire } from 'node:module';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -14,7 +14,7 @@ const { Miniflare } = createRequire(join(root, 'tools/package.json'))('miniflare
 const port = Number(process.env.PORT || 8787);
 const bindings = {};
 for (const [k, v] of Object.entries(process.env)) {
-  if (/^(DELTALENS_(?!R2_|STOP_)|AWS_|AZURE_STORAGE_)/.test(k)) bindings[k] = v;
+  if (/^(DELTALENS_(?!R2_|STOP_)|AWS_|AZURE_STORAGE_|UC_|DATABRICKS_)/.test(k)) bindings[k] = v;
 }
 const mf = new Miniflare({
   host: '127.0.0.1',

@@ -14,6 +14,7 @@
 //! | `DELTALENS_CACHE_BYTES` | log/footer cache per isolate | 33554432 |
 //! | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN` (secrets), `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_VIRTUAL_HOSTED_STYLE` | `s3://` tables | anonymous AWS |
 //! | `AZURE_STORAGE_SAS_TOKEN` (secret), `AZURE_STORAGE_ENDPOINT`, `AZURE_STORAGE_ACCOUNT_NAME` | `abfss://`, `az://` tables | public |
+//! | `UC_ENDPOINT` + `UC_TOKEN` (secret), or `DATABRICKS_HOST` + `DATABRICKS_TOKEN` (secret) | `uc://catalog.schema.table` tables (allow `uc://catalog` prefixes); credentials vended per table | none |
 //!
 //! With neither a token nor `DELTALENS_PUBLIC = "true"` the worker serves nothing: every
 //! request is a 503 `not_configured` naming both settings (a deployment must choose).
@@ -139,6 +140,9 @@ impl Config {
                 azure_sas: get(env, "AZURE_STORAGE_SAS_TOKEN"),
                 azure_endpoint: get(env, "AZURE_STORAGE_ENDPOINT"),
                 azure_account: get(env, "AZURE_STORAGE_ACCOUNT_NAME"),
+                // the worker reads the stores itself
+                relay: None,
+                relay_token: None,
             },
         })
     }

@@ -5,11 +5,15 @@
 //! table through a per-request storage stack ([`storage`]), calls the core and serializes.
 //! Errors become JSON `{"error": {"code", "message"}}` with an HTTP status in one place
 //! ([`errors`]). Configuration comes from the Worker's vars and secrets ([`config`]).
+//! The same worker relays table bytes to explorer tabs ([`relay`]) and resolves Unity
+//! Catalog names ([`catalog`]).
 #![cfg(target_arch = "wasm32")]
 
+mod catalog;
 mod config;
 mod errors;
 mod r2;
+mod relay;
 mod routes;
 mod storage;
 

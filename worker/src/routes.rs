@@ -11,7 +11,6 @@ use worker::{Env, Headers, Method, Request, Response};
 
 use crate::config::Config;
 use crate::errors::ErrorResponse;
-use crate::storage::open;
 
 /// The largest `POST /v1/query` body accepted.
 const MAX_BODY: usize = 64 << 10;
@@ -35,10 +34,11 @@ pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
         let h = Headers::new();
         if let Some(o) = &cors {
             h.set("access-control-allow-origin", o)?;
-            h.set("access-control-allow-methods", "GET, POST, OPTIONS")?;
+            h.set("access-control-allow-methods", "GET, HEAD, POST, OPTIONS")?;
+            // range: the relay's reads (an explorer tab reading through this worker)
             h.set(
                 "access-control-allow-headers",
-                "authorization, content-type",
+                "authorization, content-type, range",
             )?;
             h.set("access-control-max-age", "86400")?;
             h.set("vary", "origin")?;
@@ -57,7 +57,7 @@ fn with_cors(r: Response, origin: Option<&str>) -> worker::Result<Response> {
         h.set("access-control-allow-origin", o)?;
         h.set(
             "access-control-expose-headers",
-            "x-deltalens-version, x-deltalens-subrequests, x-deltalens-bytes-read, x-deltalens-rows",
+            "x-deltalens-version, x-deltalens-subrequests, x-deltalens-bytes-read, x-deltalens-rows, content-range, content-length, etag, last-modified",
         )?;
         h.set("vary", "origin")?;
         return Ok(r.with_headers(h));
@@ -112,13 +112,22 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
         .for_request(&mut params)
         .map_err(|m| ErrorResponse::new(400, "invalid_parameter", m))?;
     let path = url.path().to_string();
+    if matches!(req.method(), Method::Get | Method::Head) {
+        let range = req.headers().get("range").ok().flatten();
+        let query = url.query().unwrap_or("");
+        let head = req.method() == Method::Head;
+        if let Some(answer) = crate::relay::answer(&path, query, head, range, env, config).await {
+            return answer;
+        }
+    }
     let api = match (req.method(), path.as_str()) {
         (Method::Get, "/") => {
             let body = json!({
                 "service": "deltalens",
                 "version": env!("CARGO_PKG_VERSION"),
                 "routes": ["GET /v1/info", "GET /v1/schema", "GET /v1/history", "GET /v1/files",
-                           "GET /v1/scan", "GET /v1/changes", "POST /v1/query"],
+                           "GET /v1/scan", "GET /v1/changes", "POST /v1/query",
+                           "GET /v1/object", "GET /v1/list", "GET /v1/tables"],
                 "allowed_table_prefixes": config.allowlist.len(),
             });
             return json_response(&body);
@@ -157,7 +166,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     };
     // before anything is fetched: the table must be allowed
     config.allowlist.check(api.table())?;
-    let opened = open(api.table(), env, config)?;
+    let opened = crate::catalog::open(api.table(), env, config).await?;
     // a request in flight ends with the wall-time error when the time is up
     opened.budget.set_timer(deltalens_fetch_storage::sleep);
     let a = respond(api, &opened.table, config.limits()).await?;

@@ -77,9 +77,22 @@ pub fn now() -> f64 {
 pub struct Opened {
     pub table: Table,
     pub budget: Arc<BudgetStorage<DynStorage>>,
+    /// The storage under the table (cached, retried, budgeted), for the relay.
+    pub storage: DynStorage,
 }
 
+/// Opens `url` for one request, with `options` for its fetch backend (the worker's
+/// configured credentials, or those a catalog vended for it).
 pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ErrorResponse> {
+    open_with(url, env, config, &config.storage)
+}
+
+pub fn open_with(
+    url: &str,
+    env: &Env,
+    config: &Config,
+    options: &deltalens_fetch_storage::BrowserOptions,
+) -> Result<Opened, ErrorResponse> {
     let parsed = TableUrl::parse(url)
         .map_err(|e| ErrorResponse::new(400, "invalid_table_url", e.to_string()))?;
     // the backend charges its own extra requests (listing pages after the first, a HEAD
@@ -100,7 +113,7 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ErrorRespon
             Arc::new(R2Storage::new(bucket, binding, path).with_meter(meter.backend_meter()))
         }
         _ => Arc::new(
-            FetchStorage::open(url, &config.storage)
+            FetchStorage::open(url, options)
                 .map_err(|e| ErrorResponse::new(400, "invalid_table_url", e.0))?
                 .on_server()
                 .with_meter(meter.backend_meter()),
@@ -115,7 +128,8 @@ pub fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ErrorRespon
     let cache = cache_for(&parsed.canonical(), config.cache_bytes);
     let storage: DynStorage = Arc::new(CachingStorage::with_cache(retry, cache));
     Ok(Opened {
-        table: Table::new(storage, url),
+        table: Table::new(storage.clone(), url),
         budget,
+        storage,
     })
 }

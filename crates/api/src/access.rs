@@ -15,6 +15,8 @@ use crate::error::{ApiError, Result};
 #[derive(Debug, Clone, Default)]
 pub struct Allowlist {
     prefixes: Vec<TableUrl>,
+    /// The prefixes as configured.
+    texts: Vec<String>,
     /// Entries that are not table URLs (they allow nothing).
     invalid: Vec<String>,
 }
@@ -26,7 +28,10 @@ impl Allowlist {
         let mut a = Allowlist::default();
         for p in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match TableUrl::parse(p) {
-                Ok(t) => a.prefixes.push(t),
+                Ok(t) => {
+                    a.prefixes.push(t);
+                    a.texts.push(p.trim_end_matches('/').to_string());
+                }
                 Err(_) => a.invalid.push(p.to_string()),
             }
         }
@@ -36,6 +41,11 @@ impl Allowlist {
     /// How many prefixes allow something.
     pub fn len(&self) -> usize {
         self.prefixes.len()
+    }
+
+    /// The allowed prefixes as configured (what a relay lists as its tables).
+    pub fn prefixes(&self) -> &[String] {
+        &self.texts
     }
 
     /// True when nothing is allowed.

@@ -381,6 +381,13 @@ impl TableUrl {
 
     /// Whether `self` is `root` or lies under it (at a path-segment boundary).
     pub fn is_within(&self, root: &TableUrl) -> bool {
+        // a catalog name lies within its catalog and schema (`uc://main` holds
+        // `uc://main.sales.orders`), part by part
+        if let (Store::UnityCatalog { name: me }, Store::UnityCatalog { name: root }) =
+            (&self.store, &root.store)
+        {
+            return me.len() >= root.len() && me[..root.len()] == root[..];
+        }
         let (me, root) = (self.canonical(), root.canonical());
         me == root
             || me
@@ -415,6 +422,9 @@ mod tests {
         );
         assert_eq!(t.canonical(), "uc://main.sales.orders");
         assert_eq!(ok("uc://main").canonical(), "uc://main");
+        assert!(t.is_within(&ok("uc://main")) && t.is_within(&ok("uc://main.sales")));
+        assert!(!t.is_within(&ok("uc://main.sale")) && !t.is_within(&ok("uc://mai")));
+        assert!(!ok("uc://main").is_within(&t) && !t.is_within(&ok("s3://main")));
         assert_eq!(ok("uc://main.sales_2-x").canonical(), "uc://main.sales_2-x");
         for bad in [
             "uc://a.b.c.d",

@@ -1,0 +1,169 @@
+//! `uc://catalog.schema.table` on the worker: the table resolved with Unity Catalog and
+//! read with the credentials it vends for it (the catalog endpoint and token are the
+//! Worker's `UC_ENDPOINT`/`UC_TOKEN` or `DATABRICKS_HOST`/`DATABRICKS_TOKEN`). Resolutions
+//! and credentials are kept per isolate and vended again before they expire, so most
+//! requests ask the catalog nothing.
+
+use std::cell::RefCell;
+
+use deltalens_catalog::{
+    CatalogConfig, CatalogError, MAX_ANSWER_BYTES, Request as UcRequest, TableInfo, Vended,
+    VendedKind,
+};
+use deltalens_fetch_storage::BrowserOptions;
+use deltalens_storage::{Store, TableUrl};
+use worker::{Env, Fetch, Method, RequestInit};
+
+use crate::config::Config;
+use crate::errors::ErrorResponse;
+use crate::storage::{Opened, open_with};
+
+/// Tables whose credentials an isolate keeps.
+const KEPT: usize = 16;
+
+thread_local! {
+    /// (name, table, credentials, vended at ms), least recently used first.
+    static VENDED: RefCell<Vec<(String, TableInfo, Vended, i64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Opens `url` for one request: a catalog name through the catalog, anything else as is.
+pub async fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, ErrorResponse> {
+    let name = match TableUrl::parse(url).map(|t| t.store) {
+        Ok(Store::UnityCatalog { name }) => name,
+        _ => return crate::storage::open(url, env, config),
+    };
+    if name.len() < 3 {
+        return Err(ErrorResponse::new(
+            400,
+            "invalid_table_url",
+            format!("{url} is a catalog or schema, not a table: give uc://catalog.schema.table"),
+        ));
+    }
+    let full = name.join(".");
+    let (table, vended) = credentials(&full, env).await.map_err(catalog_error)?;
+    let options = with_vended(&config.storage, &vended).map_err(catalog_error)?;
+    open_with(&table.storage_location, env, config, &options)
+}
+
+/// The table and credentials for `full`, from this isolate's memory while fresh.
+async fn credentials(full: &str, env: &Env) -> Result<(TableInfo, Vended), CatalogError> {
+    let now = js_sys::Date::now() as i64;
+    let kept = VENDED.with(|v| {
+        v.borrow()
+            .iter()
+            .find(|(n, _, c, at)| n == full && !c.stale(*at, now))
+            .map(|(_, t, c, _)| (t.clone(), c.clone()))
+    });
+    if let Some(k) = kept {
+        return Ok(k);
+    }
+    let get = |k: &str| {
+        env.secret(k)
+            .map(|s| s.to_string())
+            .or_else(|_| env.var(k).map(|v| v.to_string()))
+            .ok()
+    };
+    let config = CatalogConfig::from_sources(&[], get)?;
+    let req = config.get_table(full);
+    let (status, body) = send(&config, &req).await?;
+    let table = TableInfo::parse(&config, &req, full, status, &body)?;
+    let req = config.read_credentials(&table.table_id, full);
+    let (status, body) = send(&config, &req).await?;
+    let vended = Vended::parse(&config, &req, &table, status, &body)?;
+    VENDED.with(|v| {
+        let mut v = v.borrow_mut();
+        v.retain(|(n, ..)| n != full);
+        if v.len() >= KEPT {
+            v.remove(0);
+        }
+        v.push((full.to_string(), table.clone(), vended.clone(), now));
+    });
+    Ok((table, vended))
+}
+
+/// Sends a catalog request with the Workers runtime's fetch.
+async fn send(config: &CatalogConfig, req: &UcRequest) -> Result<(u16, Vec<u8>), CatalogError> {
+    let unreachable = |e: worker::Error| CatalogError::Unreachable {
+        endpoint: config.endpoint.clone(),
+        what: req.what.clone(),
+        message: e.to_string(),
+    };
+    let headers = worker::Headers::new();
+    for (k, v) in &req.headers {
+        headers.set(k, v).map_err(unreachable)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(if req.method == "POST" {
+        Method::Post
+    } else {
+        Method::Get
+    })
+    .with_headers(headers)
+    // the token must not follow a redirect
+    .with_redirect(worker::RequestRedirect::Manual);
+    if let Some(b) = &req.body {
+        init.with_body(Some(worker::wasm_bindgen::JsValue::from_str(b)));
+    }
+    let request = worker::Request::new_with_init(&req.url, &init).map_err(unreachable)?;
+    let mut resp = Fetch::Request(request).send().await.map_err(unreachable)?;
+    let announced = resp
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<usize>().ok());
+    if announced.is_some_and(|n| n > MAX_ANSWER_BYTES) {
+        return Err(CatalogError::InvalidResponse {
+            endpoint: config.endpoint.clone(),
+            what: req.what.clone(),
+            why: "longer than 4 MiB".into(),
+        });
+    }
+    let body = resp.bytes().await.map_err(unreachable)?;
+    Ok((resp.status_code(), body))
+}
+
+/// The worker's storage options with the vended credential in place of its own.
+fn with_vended(base: &BrowserOptions, v: &Vended) -> Result<BrowserOptions, CatalogError> {
+    let mut o = base.clone();
+    o.s3_access_key_id = None;
+    o.s3_secret_access_key = None;
+    o.s3_session_token = None;
+    o.azure_sas = None;
+    match &v.kind {
+        VendedKind::Aws {
+            access_key_id,
+            secret_access_key,
+            session_token,
+        } => {
+            o.s3_access_key_id = Some(access_key_id.clone());
+            o.s3_secret_access_key = Some(secret_access_key.clone());
+            o.s3_session_token = session_token.clone();
+        }
+        VendedKind::AzureSas(sas) => o.azure_sas = Some(sas.clone()),
+        VendedKind::None => {}
+        VendedKind::GcpToken(_) => {
+            return Err(CatalogError::NoCredential {
+                name: String::new(),
+                why: "the worker reads GCS with public access only; read this table with the CLI or `deltalens serve`".into(),
+            });
+        }
+    }
+    Ok(o)
+}
+
+fn catalog_error(e: CatalogError) -> ErrorResponse {
+    let (status, code) = match &e {
+        CatalogError::NotFound { .. } => (404, "catalog_not_found"),
+        CatalogError::PermissionDenied { .. } => (403, "catalog_permission_denied"),
+        CatalogError::Unauthenticated { .. } => (502, "catalog_unauthenticated"),
+        CatalogError::NotDelta { .. } | CatalogError::View { .. } | CatalogError::BadName(_) => {
+            (400, "not_a_delta_table")
+        }
+        CatalogError::NotConfigured(_) | CatalogError::BadEndpoint { .. } => {
+            (500, "catalog_not_configured")
+        }
+        _ => (502, "catalog_failed"),
+    };
+    ErrorResponse::new(status, code, e.to_string())
+}
