@@ -95,6 +95,10 @@ def moto_with_auth(tmp, tables):
     role = iam.create_role(RoleName="uc-reader", AssumeRolePolicyDocument=json.dumps(trust))
     iam.put_role_policy(RoleName="uc-reader", PolicyName="read",
                         PolicyDocument=allow(["s3:GetObject", "s3:ListBucket"]))
+    iam.create_user(UserName="reader")
+    reader = iam.create_access_key(UserName="reader")["AccessKey"]
+    iam.put_user_policy(UserName="reader", PolicyName="read",
+                        PolicyDocument=allow(["s3:GetObject", "s3:ListBucket"]))
     s3.create_bucket(Bucket="ucbucket")
     for name, root in tables.items():
         for d, _, files in os.walk(root):
@@ -107,7 +111,7 @@ def moto_with_auth(tmp, tables):
         headers={"Content-Type": "text/plain"}), timeout=5)
     return ep, {"sts_endpoint": ep, "access_key_id": key["AccessKeyId"],
                 "secret_access_key": key["SecretAccessKey"], "role_arn": role["Role"]["Arn"],
-                "region": "us-east-1"}
+                "region": "us-east-1"}, (reader["AccessKeyId"], reader["SecretAccessKey"])
 
 
 # one container per run: an azurite instance may be shared with other checks
@@ -158,6 +162,63 @@ def cli(a, env, *args):
     return subprocess.run([a.cli, *args], env=env, capture_output=True, text=True, timeout=300)
 
 
+def aws_profiles(a, tmp, moto, reader, tables):
+    """The user's own AWS credential sources: a profile's static keys and its
+    credential_process, from the shared files, on moto with signatures checked."""
+    key, secret = reader
+    proc = os.path.join(tmp, "creds.py")
+    calls = os.path.join(tmp, "creds.calls")
+    with open(proc, "w") as f:
+        f.write(f"import json\nopen({calls!r}, 'a').write('x\\n')\n"
+                f"print(json.dumps({{'Version': 1, 'AccessKeyId': {key!r}, 'SecretAccessKey': {secret!r},"
+                f" 'Expiration': '2099-01-01T00:00:00Z'}}))\n")
+    config = os.path.join(tmp, "aws-config")
+    with open(config, "w") as f:
+        f.write(f"[profile proc]\nregion = us-east-1\ncredential_process = {sys.executable} {proc}\n"
+                "[profile static]\nregion = us-east-1\n[profile wrong]\nregion = us-east-1\n")
+    creds = os.path.join(tmp, "aws-credentials")
+    with open(creds, "w") as f:
+        f.write(f"[static]\naws_access_key_id = {key}\naws_secret_access_key = {secret}\n"
+                "[wrong]\naws_access_key_id = AKIAWRONG\naws_secret_access_key = wrong\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "UC_", "DATABRICKS_"))}
+    env.update(AWS_CONFIG_FILE=config, AWS_SHARED_CREDENTIALS_FILE=creds, AWS_ENDPOINT_URL=moto,
+               AWS_ALLOW_HTTP="true", HOME=tmp)
+    name = next(n for n in tables if not partitioned(tables[n]))
+    url = f"s3://ucbucket/tables/{name}"
+    want = cli(a, env, "info", tables[name], "--json")
+    for profile, ok in (("proc", True), ("static", True), ("wrong", False)):
+        r = cli(a, dict(env, AWS_PROFILE=profile), "info", url, "--json")
+        got = r.returncode == 0 and comparable("info", r.stdout) == comparable("info", want.stdout)
+        check(got == ok, f"AWS_PROFILE={profile}: {'reads' if ok else 'is refused'} ({r.stderr.strip()[:200]})")
+    n = len(open(calls).read().split()) if os.path.exists(calls) else 0
+    check(n == 1, f"the credential_process ran once for one command ({n})")
+    print("aws profiles: static keys and credential_process from the shared files read a"
+          " signature-checked bucket; a profile with wrong keys is refused", flush=True)
+
+
+def azure_cli_login(a, tmp, name):
+    """With no Azure credential configured and `az` installed, the Azure CLI's login is
+    asked for a token (a stand-in `az` records the call; azurite takes no bearer token
+    over http, so the read itself is refused by the store, not for want of credentials)."""
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    calls = os.path.join(tmp, "az.calls")
+    az = os.path.join(bindir, "az")
+    with open(az, "w") as f:
+        f.write(f"#!/bin/sh\necho \"$*\" >> {calls}\n"
+                "echo '{\"accessToken\": \"stand-in\", \"expiresOn\": \"2099-01-01 00:00:00.000000\","
+                " \"tokenType\": \"Bearer\"}'\n")
+    os.chmod(az, 0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "UC_"))}
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    r = cli(a, env, "info", f"az://{CONTAINER}/tables/{name}", "-o", "azure_storage_account_name=devstoreaccount1",
+            "-o", f"azure_storage_endpoint={a.azure}", "-o", "azure_allow_http=true")
+    said = open(calls).read() if os.path.exists(calls) else ""
+    check("account get-access-token" in said and "https://storage.azure.com" in said,
+          f"the Azure CLI login is asked for a storage token ({said!r}; {r.stderr.strip()[:200]})")
+    print("azure cli: with no Azure credential configured, `az account get-access-token` is used", flush=True)
+
+
 def partitioned(root):
     return any("=" in d for d in os.listdir(root))
 
@@ -198,7 +259,7 @@ def main():
 def run(a, tmp):
     tables = {os.path.basename(t.rstrip("/")): t for t in a.tables}
     names = list(tables)
-    moto, aws = moto_with_auth(tmp, tables)
+    moto, aws, reader = moto_with_auth(tmp, tables)
     corpus = os.path.join(tmp, "corpus")
     os.makedirs(os.path.join(corpus, "tables"))
     for n, root in tables.items():
@@ -258,6 +319,9 @@ def run(a, tmp):
     r = cli(a, env, "catalog", "uc://main.errors")
     check(r.returncode == 0 and "VIEW" in r.stdout and "PARQUET" in r.stdout, f"catalog lists tables: {r.stdout}")
     print("errors: 9 catalog answers give their messages; catalogs and schemas list", flush=True)
+
+    aws_profiles(a, tmp, moto, reader, tables)
+    azure_cli_login(a, tmp, names[0])
 
     # credentials that expire mid-session are replaced: azurite refuses an expired SAS
     short = start_catalog(tmp, catalog_config(names, aws), 6, "short")

@@ -5,6 +5,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod aws_profile;
 mod relaying;
 mod unity_catalog;
 
@@ -151,11 +152,36 @@ fn bounded(mut opts: Vec<(String, String)>) -> Vec<(String, String)> {
     opts
 }
 
+/// Azure options that are (or choose) a credential: with none of them, the Azure CLI's
+/// login is used when `az` is installed.
+const AZURE_CREDENTIALS: &[&str] = &[
+    "sas",
+    "account_key",
+    "access_key",
+    "client_secret",
+    "client_id",
+    "token",
+    "skip_signature",
+    "emulator",
+    "msi",
+    "federated",
+    "use_azure_cli",
+    "use_fabric",
+];
+
+/// Whether an executable named `name` is on `PATH`.
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths)
+            .any(|dir| std::fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file()))
+    })
+}
+
 /// Build the store for `url` from `opts` (what `object_store::parse_url_opts` does, with
 /// our retry policy, which that function cannot set).
 fn build(
     url: &Url,
-    opts: Vec<(String, String)>,
+    mut opts: Vec<(String, String)>,
     vended: Option<Arc<Vending>>,
 ) -> Result<(Arc<dyn ObjectStore>, Path, Kind), object_store::Error> {
     use object_store::ObjectStoreScheme as S;
@@ -172,6 +198,28 @@ fn build(
         };
     }
     let (scheme, path) = S::parse(url)?;
+    let has = |words: &[&str]| {
+        opts.iter()
+            .any(|(k, _)| words.iter().any(|w| k.to_ascii_lowercase().contains(w)))
+    };
+    // the user's own credential sources object_store does not read itself: the AWS
+    // shared files' profile, the Azure CLI's login (never for vended credentials)
+    let mut process = None;
+    let (aws_keys, azure_credential) = (
+        has(&["access_key_id", "skip_signature"]),
+        has(AZURE_CREDENTIALS),
+    );
+    if vended.is_none() && scheme == S::AmazonS3 && !aws_keys {
+        if let Some(profile) = aws_profile::load(&|k| std::env::var(k).ok()) {
+            let mut with = profile.options;
+            with.extend(opts);
+            opts = with;
+            process = profile.process;
+        }
+    }
+    if vended.is_none() && scheme == S::MicrosoftAzure && !azure_credential && on_path("az") {
+        opts.push(("azure_use_azure_cli".into(), "true".into()));
+    }
     let kind = match scheme {
         S::MicrosoftAzure => Kind::NoSuffixRanges,
         S::Http => Kind::NoListing,
@@ -182,6 +230,8 @@ fn build(
             let mut b = object_store::aws::AmazonS3Builder::new().with_url(url.as_str());
             if let Some(v) = vended {
                 b = b.with_credentials(Arc::new(AwsVending(v)));
+            } else if let Some(command) = process {
+                b = b.with_credentials(Arc::new(aws_profile::ProcessCredentials::new(command)));
             }
             Arc::new(with_opts!(b)?)
         }
