@@ -209,13 +209,15 @@ fn build(
         has(&["access_key_id", "skip_signature"]),
         has(AZURE_CREDENTIALS),
     );
-    if vended.is_none() && scheme == S::AmazonS3 && !aws_keys {
-        if let Some(profile) = aws_profile::load(&|k| std::env::var(k).ok()) {
-            let mut with = profile.options;
-            with.extend(opts);
-            opts = with;
-            process = profile.process;
-        }
+    if vended.is_none()
+        && scheme == S::AmazonS3
+        && !aws_keys
+        && let Some(profile) = aws_profile::load(&|k| std::env::var(k).ok())
+    {
+        let mut with = profile.options;
+        with.extend(opts);
+        opts = with;
+        process = profile.process;
     }
     if vended.is_none() && scheme == S::MicrosoftAzure && !azure_credential && on_path("az") {
         opts.push(("azure_use_azure_cli".into(), "true".into()));
