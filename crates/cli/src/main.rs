@@ -6,6 +6,7 @@
 
 mod allocator;
 mod args;
+mod browser;
 mod cmd;
 mod error;
 mod output;
@@ -58,6 +59,9 @@ enum Command {
     Changes(cmd::changes::Args),
     /// What a Unity Catalog holds: catalogs, a catalog's schemas, a schema's tables.
     Catalog(cmd::catalog::Args),
+    /// `serve` the tables, then open the explorer on them in the system browser (or
+    /// print the link when there is none): e.g. `deltalens open s3://bucket/table`.
+    Open(cmd::serve::Args),
 }
 
 /// Runs the subcommand: what to print on stdout, or why it failed.
@@ -74,6 +78,7 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
         Command::Serve(a) => cmd::serve::run(a).await,
         Command::Changes(a) => cmd::changes::run(a).await,
         Command::Catalog(a) => cmd::catalog::run(a).await,
+        Command::Open(a) => cmd::serve::run_open(a).await,
     }
 }
 

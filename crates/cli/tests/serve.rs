@@ -804,3 +804,58 @@ fn the_relay_reads_only_the_tables_it_was_given() {
     let raw = request("GET", &obj, &[("Host", "evil.example")]);
     assert_eq!(s.raw("GET", &raw).status, 421);
 }
+
+#[test]
+fn open_starts_the_browser_on_the_table() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("deltalens-open-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let seen = dir.join("url");
+    let browser = dir.join("browser.sh");
+    fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", seen.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&browser, fs::Permissions::from_mode(0o755)).unwrap();
+    // BROWSER is a ':'-list of commands: the first does not exist, the second runs
+    let out = Command::new(env!("CARGO_BIN_EXE_deltalens"))
+        .args(["open", "--port", "0", "--stop-after", "2"])
+        .arg(fixture("demo"))
+        .env(
+            "BROWSER",
+            format!("/nonexistent/browser:{}", browser.display()),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("opened the explorer"), "{stdout}");
+    for _ in 0..50 {
+        if seen.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = fs::read_to_string(&seen).unwrap();
+    let url = url.trim_end();
+    assert!(
+        url.starts_with("http://127.0.0.1:")
+            && url.contains("/?table=http://127.0.0.1:")
+            && url.ends_with("/tables/demo"),
+        "{url}"
+    );
+    // no browser at all: the link is printed
+    let out = Command::new(env!("CARGO_BIN_EXE_deltalens"))
+        .args(["open", "--port", "0", "--stop-after", "1"])
+        .arg(fixture("demo"))
+        .env("BROWSER", "/nonexistent/browser")
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("no browser to open here: open http://127.0.0.1:"),
+        "{stdout}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -278,8 +278,9 @@ fn relay_link(base: &str, table: &str) -> String {
     format!("{base}/?{q}")
 }
 
-/// Prints where the explorer and each table are.
-fn announce(site: &Site, addr: SocketAddr) {
+/// Prints where the explorer and each table are; the link to open (the only table's, or
+/// the explorer's).
+fn announce(site: &Site, addr: SocketAddr) -> String {
     let base = format!("http://{addr}");
     println!("deltalens: serving the explorer at {base}/");
     if !site.files.has_app() {
@@ -295,17 +296,30 @@ fn announce(site: &Site, addr: SocketAddr) {
     for t in &relayed {
         println!("  table {t} (relayed): {}", relay_link(&base, t));
     }
-    match (names.as_slice(), relayed.as_slice()) {
-        ([only], []) => println!("open {base}/?table={base}/tables/{only}"),
-        ([], [only]) => println!("open {}", relay_link(&base, only)),
-        _ => {}
+    let link = match (names.as_slice(), relayed.as_slice()) {
+        ([only], []) => Some(format!("{base}/?table={base}/tables/{only}")),
+        ([], [only]) => Some(relay_link(&base, only)),
+        _ => None,
+    };
+    if let Some(l) = &link {
+        println!("open {l}");
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
+    link.unwrap_or(format!("{base}/"))
+}
+
+/// `deltalens open`: serve, then open the system browser on the table (or say where to).
+pub async fn run_open(args: Args) -> Result<String, CliError> {
+    serve(args, true).await
 }
 
 /// Run the server until stopped (or for `stop_after` seconds).
 pub async fn run(args: Args) -> Result<String, CliError> {
+    serve(args, false).await
+}
+
+async fn serve(args: Args, open_browser: bool) -> Result<String, CliError> {
     let (urls, dirs): (Vec<String>, Vec<String>) =
         args.tables.into_iter().partition(|t| relay::is_url(t));
     let dirs: Vec<PathBuf> = dirs.into_iter().map(PathBuf::from).collect();
@@ -330,7 +344,16 @@ pub async fn run(args: Args) -> Result<String, CliError> {
         relay,
         policy,
     });
-    announce(&site, addr);
+    let link = announce(&site, addr);
+    if open_browser {
+        if crate::browser::open(&link) {
+            println!("opened the explorer in your browser");
+        } else {
+            println!("no browser to open here: open {link} yourself");
+        }
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    }
     let accept = accept_loop(listener, site, args.max_connections.max(1));
     match args.stop_after {
         Some(s) => {
