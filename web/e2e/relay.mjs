@@ -165,6 +165,34 @@ if (WORKER) {
   });
 }
 
+// the catalog browser: catalog -> schema -> table, through serve and through the worker
+async function browse(page, via, token) {
+  if (token) {
+    await page.goto(`${BASE}/`);
+    await page.fill('#table-url', 'uc://main');
+    await page.click('details.options summary');
+    await page.fill('#relay', via);
+    await page.fill('#relay-token', token);
+    await page.click('#open');
+  } else {
+    await page.goto(`${BASE}/?${new URLSearchParams({ table: 'uc://main', via })}`);
+  }
+  await page.waitForSelector('#catalog-entries', { timeout: 60000 });
+  await page.click('#catalog-entries button:text-is("uc://main.azure")');
+  await page.waitForFunction(() => document.querySelector('#catalog-title')?.innerText === 'uc://main.azure', null, { timeout: 60000 });
+  const table = tableAt('uc', TABLES[0]);
+  await page.waitForSelector(`#catalog-entries button:text-is("${table}")`, { timeout: 60000 });
+  await page.click(`#catalog-entries button:text-is("${table}")`);
+  await page.waitForSelector('#tab-overview', { timeout: 60000 });
+  await idle(page);
+  const got = await tabText(page, 'schema', table);
+  if (got !== directRead[TABLES[0]].schema) throw new Error('the table opened from the catalog differs');
+}
+if (STORES.uc) {
+  await check('catalog browser through deltalens serve: uc://main -> schema -> table', (page) => browse(page, '/'));
+  if (WORKER) await check('catalog browser through the worker', (page) => browse(page, WORKER, WORKER_TOKEN));
+}
+
 await check('a table the server does not relay is refused with its list', async (page) => {
   const q = new URLSearchParams({ table: 's3://someone-else/t', via: '/' });
   await page.goto(`${BASE}/?${q}`);

@@ -11,6 +11,7 @@
 // tab has one thread, and the state shares snapshots between signals through `Arc`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
+pub mod catalog;
 pub mod errors;
 pub mod format;
 pub mod rows;

@@ -21,6 +21,8 @@ use futures::future::{AbortHandle, Abortable};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use deltalens_storage::relay::CatalogEntry;
+
 use crate::errors::{explain, explain_present};
 use crate::session::{self, Form, Session, UrlState};
 
@@ -90,6 +92,9 @@ pub struct Ctx {
     pub error: RwSignal<Option<String>>,
     /// History entries loaded so far, newest first.
     pub history: RwSignal<Vec<HistoryEntry>>,
+    /// A Unity Catalog catalog or schema being browsed (through a relay): its name and
+    /// what it holds, once listed.
+    pub catalog: RwSignal<Option<(String, Option<Vec<CatalogEntry>>)>>,
     cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
     stop_count: StoredValue<Option<AbortHandle>, LocalStorage>,
 }
@@ -110,6 +115,7 @@ impl Ctx {
             io: RwSignal::new((0, 0, 0)),
             error: RwSignal::new(None),
             history: RwSignal::new(Vec::new()),
+            catalog: RwSignal::new(None),
             cancel: StoredValue::new_local(None),
             stop_count: StoredValue::new_local(None),
         }
@@ -298,10 +304,29 @@ impl Ctx {
                 self.partitions.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());
-                self.load(version);
+                if is_catalog(&s_url(&self)) {
+                    self.browse();
+                } else {
+                    self.catalog.set(None);
+                    self.load(version);
+                }
             }
             Err(e) => self.error.set(Some(e.to_string())),
         }
+    }
+
+    /// List the catalog or schema opened (instead of reading a table).
+    fn browse(self) {
+        let Some(s) = self.session.get_untracked() else {
+            return;
+        };
+        self.catalog.set(Some((s.url.clone(), None)));
+        self.write_url();
+        self.run(format!("listing {}", s.url), async move {
+            let entries = s.fetch.catalog().await.map_err(|e| e.to_string())?;
+            self.catalog.set(Some((s.url.clone(), Some(entries))));
+            Ok(())
+        });
     }
 
     /// Time travel to the version current at `ts` (TIMESTAMP AS OF).
@@ -323,6 +348,22 @@ impl Ctx {
 }
 
 /// The page's state (a fresh one outside the app, e.g. in a component test).
+/// The URL of the session just opened.
+fn s_url(ctx: &Ctx) -> String {
+    ctx.session
+        .get_untracked()
+        .map(|s| s.url.clone())
+        .unwrap_or_default()
+}
+
+/// Whether `url` names a Unity Catalog catalog or schema (browsed, not read).
+pub fn is_catalog(url: &str) -> bool {
+    matches!(
+        deltalens_storage::TableUrl::parse(url).map(|t| t.store),
+        Ok(deltalens_storage::Store::UnityCatalog { name }) if name.len() < 3
+    )
+}
+
 pub fn use_ctx() -> Ctx {
     use_context::<Ctx>().unwrap_or_else(Ctx::new)
 }

@@ -78,7 +78,7 @@ pub fn App() -> impl IntoView {
         <header>
             <h1>"deltalens"</h1>
             <form class="open" on:submit=move |ev| { ev.prevent_default(); open(); }>
-                <input id="table-url" type="text" placeholder="s3://bucket/table, abfss://container@account.dfs.core.windows.net/table, gs://…, https://…"
+                <input id="table-url" type="text" aria-label="table URL" placeholder="s3://bucket/table, abfss://container@account.dfs.core.windows.net/table, gs://…, https://…, uc://catalog.schema.table (through a relay)"
                     prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
                 <button id="open" type="submit">"Open"</button>
                 <StorageOptions form remember />
@@ -95,7 +95,10 @@ pub fn App() -> impl IntoView {
             </div>
         </Show>
         <Status />
-        <Show when=move || ctx.session.get().is_some()>
+        <Show when=move || ctx.session.get().is_some() && ctx.catalog.get().is_some()>
+            <crate::catalog::CatalogBrowser form />
+        </Show>
+        <Show when=move || ctx.session.get().is_some() && ctx.catalog.get().is_none()>
             <VersionBar />
             <nav class="tabs">
                 {Tab::ALL.into_iter().map(|t| view! {

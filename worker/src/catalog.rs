@@ -57,13 +57,7 @@ async fn credentials(full: &str, env: &Env) -> Result<(TableInfo, Vended), Catal
     if let Some(k) = kept {
         return Ok(k);
     }
-    let get = |k: &str| {
-        env.secret(k)
-            .map(|s| s.to_string())
-            .or_else(|_| env.var(k).map(|v| v.to_string()))
-            .ok()
-    };
-    let config = CatalogConfig::from_sources(&[], get)?;
+    let config = catalog_config(env)?;
     let req = config.get_table(full);
     let (status, body) = send(&config, &req).await?;
     let table = TableInfo::parse(&config, &req, full, status, &body)?;
@@ -79,6 +73,64 @@ async fn credentials(full: &str, env: &Env) -> Result<(TableInfo, Vended), Catal
         v.push((full.to_string(), table.clone(), vended.clone(), now));
     });
     Ok((table, vended))
+}
+
+fn catalog_config(env: &Env) -> Result<CatalogConfig, CatalogError> {
+    let get = |k: &str| {
+        env.secret(k)
+            .map(|s| s.to_string())
+            .or_else(|_| env.var(k).map(|v| v.to_string()))
+            .ok()
+    };
+    CatalogConfig::from_sources(&[], get)
+}
+
+/// `/v1/catalog?name=uc://catalog[.schema]` on the worker: what the catalog or schema
+/// holds, as relay entries (the name must be allowed).
+pub async fn browse(
+    name: &str,
+    env: &Env,
+    config: &Config,
+) -> Result<Vec<deltalens_storage::relay::CatalogEntry>, ErrorResponse> {
+    config.allowlist.check(name)?;
+    let parts = match TableUrl::parse(name).map(|t| t.store) {
+        Ok(Store::UnityCatalog { name }) if name.len() < 3 => name,
+        _ => {
+            return Err(ErrorResponse::new(
+                400,
+                "invalid_parameter",
+                format!("{name} is not uc://catalog or uc://catalog.schema"),
+            ));
+        }
+    };
+    let uc = catalog_config(env).map_err(catalog_error)?;
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    for _ in 0..deltalens_catalog::MAX_PAGES {
+        let req = uc.list(&parts, token.as_deref());
+        let (status, body) = send(&uc, &req).await.map_err(catalog_error)?;
+        let page = deltalens_catalog::ListPage::parse(&uc, &req, &parts, status, &body)
+            .map_err(catalog_error)?;
+        out.extend(page.entries.into_iter().map(|e| {
+            deltalens_storage::relay::CatalogEntry {
+                name: format!("uc://{}", e.full_name),
+                kind: match e.kind {
+                    deltalens_catalog::EntryKind::Catalog => "catalog",
+                    deltalens_catalog::EntryKind::Schema => "schema",
+                    deltalens_catalog::EntryKind::Table => "table",
+                }
+                .into(),
+                table_type: e.table_type,
+                format: e.format,
+                comment: e.comment,
+            }
+        }));
+        match page.next_page_token {
+            Some(t) if Some(&t) != token.as_ref() => token = Some(t),
+            _ => break,
+        }
+    }
+    Ok(out)
 }
 
 /// Sends a catalog request with the Workers runtime's fetch.

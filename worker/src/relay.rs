@@ -22,6 +22,16 @@ pub async fn answer(
     env: &Env,
     config: &Config,
 ) -> Option<Result<Response, ErrorResponse>> {
+    if route == relay::CATALOG_ROUTE {
+        let name = match relay::parse_catalog_request(query) {
+            Ok(n) => n,
+            Err(e) => return Some(Err(ErrorResponse::new(400, "invalid_parameter", e.0))),
+        };
+        return Some(match crate::catalog::browse(&name, env, config).await {
+            Ok(entries) => json(&relay::CatalogEntry::list_json(&entries)),
+            Err(e) => Err(e),
+        });
+    }
     if route == relay::TABLES_ROUTE {
         let prefixes = config.allowlist.prefixes();
         return Some(json(&serde_json::json!({ "tables": prefixes }).to_string()));

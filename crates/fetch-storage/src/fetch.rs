@@ -371,6 +371,27 @@ impl FetchStorage {
         Ok((resp, Some(Bytes::from(Uint8Array::new(&buf).to_vec()))))
     }
 
+    /// What the catalog or schema this storage was opened on (`uc://catalog[.schema]`)
+    /// holds, from its relay's `/v1/catalog`.
+    pub async fn catalog(&self) -> Result<Vec<relay::CatalogEntry>> {
+        let Service::Relay { base, table, .. } = &self.endpoint.service else {
+            return Err(StorageError::InvalidLocation {
+                location: self.endpoint.root.clone(),
+                message: "catalogs are browsed through a relay".into(),
+            });
+        };
+        let url = relay::catalog_url(base, table);
+        let (_, body) = self
+            .request(table, "list", "GET", url.clone(), None)
+            .await?;
+        let text = String::from_utf8_lossy(&body.unwrap_or_default()).to_string();
+        relay::CatalogEntry::parse_list(&text).ok_or_else(|| StorageError::InvalidResponse {
+            path: table.clone(),
+            operation: "list",
+            message: format!("the answer from {url} is not a catalog listing"),
+        })
+    }
+
     async fn get_object(&self, path: &str, range: Option<&ByteRange>) -> Result<(Response, Bytes)> {
         let url = self.endpoint.object_url(path);
         let (resp, body) = self.request(path, "get", "GET", url, range).await?;

@@ -30,6 +30,11 @@ pub const LIST_ROUTE: &str = "/v1/list";
 pub const TABLES_ROUTE: &str = "/v1/tables";
 /// The most objects one listing answer holds.
 pub const LIST_PAGE_MAX: usize = 1000;
+/// The route that lists a catalog or schema a relay serves:
+/// `/v1/catalog?name=uc://catalog[.schema]` → `{"entries":[{"name","kind","table_type",
+/// "format","comment"}]}` (`kind`: catalog, schema or table).
+pub const CATALOG_ROUTE: &str = "/v1/catalog";
+
 /// The longest path or prefix accepted (S3's key limit).
 pub const MAX_PATH_BYTES: usize = 1024;
 /// The longest table URL accepted.
@@ -122,6 +127,98 @@ pub fn parse_request(route: &str, query: &str) -> Result<Option<RelayRequest>, R
             }
         }
     }))
+}
+
+/// The `name` of a `/v1/catalog` request.
+pub fn parse_catalog_request(query: &str) -> Result<String, RelayError> {
+    let mut name = None;
+    for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+        if k != "name" || name.is_some() {
+            return Err(bad(format!(
+                "{CATALOG_ROUTE} takes one name=uc://catalog[.schema]"
+            )));
+        }
+        name = Some(v.into_owned());
+    }
+    let name =
+        name.ok_or_else(|| bad(format!("{CATALOG_ROUTE} needs name=uc://catalog[.schema]")))?;
+    if name.is_empty() || name.len() > MAX_TABLE_BYTES {
+        return Err(bad("name must be a uc:// name"));
+    }
+    Ok(name)
+}
+
+/// The URL of the listing of the catalog or schema `name` on the relay at `base`.
+pub fn catalog_url(base: &str, name: &str) -> String {
+    format!(
+        "{}{CATALOG_ROUTE}?{}",
+        base.trim_end_matches('/'),
+        query(&[("name", name)])
+    )
+}
+
+/// One entry of a catalog listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    /// `uc://…` of the entry.
+    pub name: String,
+    /// `catalog`, `schema` or `table`.
+    pub kind: String,
+    /// A table's type (`MANAGED`, `EXTERNAL`, `VIEW`…).
+    pub table_type: Option<String>,
+    /// A table's format (`DELTA`…).
+    pub format: Option<String>,
+    /// Its comment.
+    pub comment: Option<String>,
+}
+
+/// The most entries a catalog listing answer holds.
+pub const CATALOG_ENTRIES_MAX: usize = 10_000;
+
+impl CatalogEntry {
+    /// The JSON of a listing.
+    pub fn list_json(entries: &[CatalogEntry]) -> String {
+        let list: Vec<serde_json::Value> = entries
+            .iter()
+            .take(CATALOG_ENTRIES_MAX)
+            .map(|e| {
+                serde_json::json!({
+                    "name": e.name, "kind": e.kind, "table_type": e.table_type,
+                    "format": e.format, "comment": e.comment,
+                })
+            })
+            .collect();
+        serde_json::json!({ "entries": list }).to_string()
+    }
+
+    /// Parse a listing; `None` when it is not one (or too long, or names that are not
+    /// `uc://`).
+    pub fn parse_list(json: &str) -> Option<Vec<CatalogEntry>> {
+        let v: serde_json::Value = serde_json::from_str(json).ok()?;
+        let list = v.get("entries")?.as_array()?;
+        if list.len() > CATALOG_ENTRIES_MAX {
+            return None;
+        }
+        list.iter()
+            .map(|e| {
+                let text = |k: &str| e.get(k).and_then(|x| x.as_str()).map(str::to_string);
+                let name = text("name")?;
+                let kind = text("kind")?;
+                if !name.starts_with("uc://")
+                    || !["catalog", "schema", "table"].contains(&kind.as_str())
+                {
+                    return None;
+                }
+                Some(CatalogEntry {
+                    name,
+                    kind,
+                    table_type: text("table_type"),
+                    format: text("format"),
+                    comment: text("comment"),
+                })
+            })
+            .collect()
+    }
 }
 
 /// `path` names something under a table root: relative, each segment a name. A prefix
@@ -357,6 +454,33 @@ mod tests {
         let long = "a".repeat(MAX_PATH_BYTES + 1);
         let q = query(&[("table", "s3://b/t"), ("path", &long)]);
         assert!(parse_request(OBJECT_ROUTE, &q).is_err());
+    }
+
+    #[test]
+    fn catalog_listings_round_trip() {
+        let u = catalog_url("http://h/", "uc://main.s");
+        let q = u.split_once('?').unwrap().1;
+        assert_eq!(parse_catalog_request(q).unwrap(), "uc://main.s");
+        assert!(parse_catalog_request("").is_err());
+        assert!(parse_catalog_request("name=a&name=b").is_err());
+        assert!(parse_catalog_request("other=a").is_err());
+        let e = vec![CatalogEntry {
+            name: "uc://main.s.t".into(),
+            kind: "table".into(),
+            table_type: Some("EXTERNAL".into()),
+            format: Some("DELTA".into()),
+            comment: None,
+        }];
+        assert_eq!(
+            CatalogEntry::parse_list(&CatalogEntry::list_json(&e)).unwrap(),
+            e
+        );
+        assert!(
+            CatalogEntry::parse_list(r#"{"entries":[{"name":"s3://x","kind":"table"}]}"#).is_none()
+        );
+        assert!(
+            CatalogEntry::parse_list(r#"{"entries":[{"name":"uc://x","kind":"view"}]}"#).is_none()
+        );
     }
 
     #[test]

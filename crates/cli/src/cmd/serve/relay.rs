@@ -7,6 +7,11 @@
 //! under the table root (the protocol's checks); nothing is ever written.
 
 use std::io;
+use std::sync::Arc;
+
+use deltalens_catalog::EntryKind;
+use deltalens_object_store::{Catalog, catalog_error, catalog_name};
+use tokio::sync::Mutex;
 
 use deltalens_object_store::{ObjectRead, ReadError};
 use deltalens_storage::relay::{self, ListPage, RelayRequest};
@@ -29,8 +34,17 @@ struct Relayed {
 
 /// The relayed tables.
 pub struct Relay {
-    tables: Vec<Relayed>,
+    tables: Vec<Arc<Relayed>>,
+    /// Unity Catalog catalogs and schemas given (`uc://main`): browsed, and each table in
+    /// them relayed once asked for.
+    catalogs: Vec<(String, TableUrl)>,
+    /// Tables of those catalogs opened so far (most recent last, at most [`OPENED_MAX`]).
+    opened: Mutex<Vec<Arc<Relayed>>>,
+    options: Vec<(String, String)>,
 }
+
+/// Catalog tables kept open at once.
+const OPENED_MAX: usize = 64;
 
 /// Whether a `serve` argument is a URL (else a local directory).
 pub fn is_url(arg: &str) -> bool {
@@ -44,35 +58,131 @@ impl Relay {
     /// nothing is read yet, except a Unity Catalog name, which is resolved now.
     pub async fn open(urls: &[String], options: &[(String, String)]) -> Result<Relay, CliError> {
         let mut tables = Vec::with_capacity(urls.len());
+        let mut catalogs = Vec::new();
         for url in urls {
             let given = url.trim().trim_end_matches('/').to_string();
-            let canonical = TableUrl::parse(&given)
-                .map_err(|e| StorageError::InvalidLocation {
-                    location: given.clone(),
-                    message: e.message,
-                })?
-                .canonical();
+            let parsed = TableUrl::parse(&given).map_err(|e| StorageError::InvalidLocation {
+                location: given.clone(),
+                message: e.message,
+            })?;
+            if let Some(name) = catalog_name(&given).filter(|n| n.len() < 3) {
+                // a catalog or schema: checked now (configured, visible), opened table by
+                // table as the explorer asks
+                let catalog = Catalog::from_env(options).map_err(|e| catalog_error(&given, e))?;
+                catalog
+                    .list(&name)
+                    .await
+                    .map_err(|e| catalog_error(&given, e))?;
+                catalogs.push((given, parsed));
+                continue;
+            }
             let source = Source::open(&given, options).await?;
-            tables.push(Relayed {
+            tables.push(Arc::new(Relayed {
                 given,
-                canonical,
+                canonical: parsed.canonical(),
                 source,
-            });
+            }));
         }
-        Ok(Relay { tables })
+        Ok(Relay {
+            tables,
+            catalogs,
+            opened: Mutex::new(Vec::new()),
+            options: options.to_vec(),
+        })
     }
 
-    /// The relayed table URLs, as given.
+    /// The relayed table URLs and catalogs, as given.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tables.iter().map(|t| t.given.as_str())
-    }
-
-    fn find(&self, table: &str) -> Option<&Relayed> {
-        let wanted = table.trim().trim_end_matches('/');
-        let canonical = TableUrl::parse(wanted).ok().map(|t| t.canonical());
         self.tables
             .iter()
-            .find(|t| t.given == wanted || Some(&t.canonical) == canonical.as_ref())
+            .map(|t| t.given.as_str())
+            .chain(self.catalogs.iter().map(|(g, _)| g.as_str()))
+    }
+
+    /// The served catalog or schema `name` lies in, if any.
+    fn in_catalogs(&self, name: &TableUrl) -> bool {
+        self.catalogs.iter().any(|(_, c)| name.is_within(c))
+    }
+
+    /// The relayed table `table`: one given, or a table of a given catalog (opened on
+    /// first use); `Ok(None)` when this server does not relay it.
+    async fn find(&self, table: &str) -> Result<Option<Arc<Relayed>>, StorageError> {
+        let wanted = table.trim().trim_end_matches('/');
+        let parsed = TableUrl::parse(wanted).ok();
+        let canonical = parsed.as_ref().map(|t| t.canonical());
+        let same = |t: &Relayed| t.given == wanted || Some(&t.canonical) == canonical.as_ref();
+        if let Some(t) = self.tables.iter().find(|t| same(t)) {
+            return Ok(Some(Arc::clone(t)));
+        }
+        let Some(parsed) = parsed.filter(|p| self.in_catalogs(p)) else {
+            return Ok(None);
+        };
+        if catalog_name(wanted).is_none_or(|n| n.len() < 3) {
+            return Ok(None);
+        }
+        let mut opened = self.opened.lock().await;
+        if let Some(i) = opened.iter().position(|t| same(t)) {
+            let t = opened.remove(i);
+            opened.push(Arc::clone(&t));
+            return Ok(Some(t));
+        }
+        let source = Source::open(wanted, &self.options)
+            .await
+            .map_err(|e| match e {
+                CliError::Storage(s) => s,
+                other => StorageError::InvalidLocation {
+                    location: wanted.to_string(),
+                    message: other.to_string(),
+                },
+            })?;
+        let t = Arc::new(Relayed {
+            given: wanted.to_string(),
+            canonical: parsed.canonical(),
+            source,
+        });
+        if opened.len() >= OPENED_MAX {
+            opened.remove(0);
+        }
+        opened.push(Arc::clone(&t));
+        Ok(Some(t))
+    }
+
+    /// `/v1/catalog?name=uc://catalog[.schema]`: what a served catalog holds.
+    async fn browse(&self, query: &str) -> (&'static str, String) {
+        let name = match relay::parse_catalog_request(query) {
+            Ok(n) => n,
+            Err(e) => return ("400 Bad Request", e.0),
+        };
+        let parsed = TableUrl::parse(&name).ok().filter(|p| self.in_catalogs(p));
+        let parts = catalog_name(&name).filter(|p| p.len() < 3);
+        let (Some(_), Some(parts)) = (parsed, parts) else {
+            return ("403 Forbidden", self.not_relayed(&name));
+        };
+        let listed = match Catalog::from_env(&self.options) {
+            Ok(c) => c.list(&parts).await,
+            Err(e) => Err(e),
+        };
+        match listed {
+            Ok(entries) => {
+                let entries: Vec<relay::CatalogEntry> = entries
+                    .into_iter()
+                    .map(|e| relay::CatalogEntry {
+                        name: format!("uc://{}", e.full_name),
+                        kind: match e.kind {
+                            EntryKind::Catalog => "catalog",
+                            EntryKind::Schema => "schema",
+                            EntryKind::Table => "table",
+                        }
+                        .into(),
+                        table_type: e.table_type,
+                        format: e.format,
+                        comment: e.comment,
+                    })
+                    .collect();
+                ("200 OK", relay::CatalogEntry::list_json(&entries))
+            }
+            Err(e) => failure(&catalog_error(&name, e)),
+        }
     }
 
     /// Answers a request to a relay route; `Ok(false)` when `req` is not one.
@@ -85,6 +195,15 @@ impl Relay {
     ) -> io::Result<bool> {
         let route = req.path();
         let query = req.target.split_once('?').map_or("", |(_, q)| q);
+        if route == relay::CATALOG_ROUTE {
+            let (status, body) = self.browse(query).await;
+            if status.starts_with("200") {
+                json(stream, req, cors, close, status, body).await?;
+            } else {
+                text(stream, req, cors, close, status, &body).await?;
+            }
+            return Ok(true);
+        }
         if route == relay::TABLES_ROUTE {
             let names: Vec<&str> = self.names().collect();
             let body = serde_json::json!({ "tables": names }).to_string();
@@ -99,10 +218,18 @@ impl Relay {
                 return Ok(true);
             }
         };
-        let Some(table) = self.find(parsed.table()) else {
-            let why = self.not_relayed(parsed.table());
-            text(stream, req, cors, close, "403 Forbidden", &why).await?;
-            return Ok(true);
+        let table = match self.find(parsed.table()).await {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                let why = self.not_relayed(parsed.table());
+                text(stream, req, cors, close, "403 Forbidden", &why).await?;
+                return Ok(true);
+            }
+            Err(e) => {
+                let (status, why) = failure(&e);
+                text(stream, req, cors, close, status, &why).await?;
+                return Ok(true);
+            }
         };
         let storage = match table.source.storage().await {
             Ok(s) => s,
