@@ -48,17 +48,28 @@ def main():
     ap.add_argument("local")
     ap.add_argument("--token")
     ap.add_argument("--origin")
+    ap.add_argument("--no-list", action="store_true", help="the store cannot list (plain HTTP)")
+    ap.add_argument("--budget", action="store_true", help="the relay takes budget_bytes= (the worker)")
     a = ap.parse_args()
     base, table, t = a.base.rstrip("/"), a.table, a.token
 
-    # the listing: the log directory's files, in path order
+    if a.budget:
+        # first, before any read fills the worker's cache (cache hits cost no budget)
+        log0 = "_delta_log/00000000000000000000.json"
+        status, _, body = call(base, "/v1/object", {"table": table, "path": log0, "budget_bytes": "10"}, token=t)
+        check(status == 413 and b"budget" in body, f"a read over the byte budget: {status} {body[:200]!r}")
+
+    # the listing: the log directory's files, in path order (501 where the store has none)
     status, _, body = call(base, "/v1/list", {"table": table, "prefix": "_delta_log/"}, token=t)
-    check(status == 200, f"list: {status} {body[:200]!r}")
-    listed = json.loads(body)["objects"] if status == 200 else []
     local_log = sorted(f"_delta_log/{f}" for f in os.listdir(os.path.join(a.local, "_delta_log"))
                        if os.path.isfile(os.path.join(a.local, "_delta_log", f)))
-    check([o["path"] for o in listed] == local_log, "the listing is the log directory")
-    check(all(o["size"] == os.path.getsize(os.path.join(a.local, o["path"])) for o in listed), "listed sizes")
+    if a.no_list:
+        check(status in (405, 501), f"list without a listing: {status} {body[:200]!r}")
+    else:
+        check(status == 200, f"list: {status} {body[:200]!r}")
+        listed = json.loads(body)["objects"] if status == 200 else []
+        check([o["path"] for o in listed] == local_log, "the listing is the log directory")
+        check(all(o["size"] == os.path.getsize(os.path.join(a.local, o["path"])) for o in listed), "listed sizes")
 
     data = next((os.path.relpath(os.path.join(d, f), a.local) for d, _, fs in os.walk(a.local)
                  for f in fs if f.endswith(".parquet") and "_delta_log" not in d), None)

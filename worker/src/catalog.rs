@@ -41,7 +41,12 @@ pub async fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, Error
     }
     let full = name.join(".");
     let (table, vended) = credentials(&full, env).await.map_err(catalog_error)?;
-    let options = with_vended(&config.storage, &vended).map_err(catalog_error)?;
+    let mut options = with_vended(&config.storage, &vended).map_err(catalog_error)?;
+    if let Some(endpoint) = &table.s3_endpoint {
+        // an R2 location: its account's S3 endpoint, region auto
+        options.s3_endpoint = Some(endpoint.clone());
+        options.s3_region = Some("auto".into());
+    }
     open_with(&table.storage_location, env, config, &options)
 }
 

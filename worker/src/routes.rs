@@ -114,9 +114,12 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     let path = url.path().to_string();
     if matches!(req.method(), Method::Get | Method::Head) {
         let range = req.headers().get("range").ok().flatten();
-        let query = url.query().unwrap_or("");
+        // the query without the budget parameters (`budget_bytes=…`, taken above)
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params.iter())
+            .finish();
         let head = req.method() == Method::Head;
-        if let Some(answer) = crate::relay::answer(&path, query, head, range, env, config).await {
+        if let Some(answer) = crate::relay::answer(&path, &query, head, range, env, config).await {
             return answer;
         }
     }

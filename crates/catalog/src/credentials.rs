@@ -164,6 +164,7 @@ mod tests {
             full_name: "m.s.t".into(),
             table_id: "id".into(),
             storage_location: "s3://b/t".into(),
+            s3_endpoint: None,
         }
     }
 

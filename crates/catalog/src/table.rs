@@ -17,8 +17,30 @@ pub struct TableInfo {
     pub full_name: String,
     /// The id credentials are vended for.
     pub table_id: String,
-    /// Where the table's files are (`s3://…`, `abfss://…`, `gs://…`).
+    /// Where the table's files are (`s3://…`, `abfss://…`, `gs://…`; an R2 location as
+    /// `s3://bucket/path` with [`TableInfo::s3_endpoint`]).
     pub storage_location: String,
+    /// The S3 endpoint of an R2 location (`https://<account>.r2.cloudflarestorage.com`).
+    pub s3_endpoint: Option<String>,
+}
+
+/// An R2 location as Unity Catalog writes it, `r2://bucket@account.r2.cloudflarestorage.com/path`,
+/// as an S3 URL and its endpoint.
+fn r2_location(location: &str) -> Result<(String, String), String> {
+    let u = url::Url::parse(location).map_err(|e| format!("not a URL ({e})"))?;
+    let host = u.host_str().unwrap_or("");
+    let account = host
+        .strip_suffix(".r2.cloudflarestorage.com")
+        .filter(|a| !a.is_empty() && a.len() <= 64 && a.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .ok_or("R2 locations are r2://bucket@<account>.r2.cloudflarestorage.com/path")?;
+    let bucket = u.username();
+    if u.port().is_some() || u.password().is_some() || u.query().is_some() || u.fragment().is_some()
+    {
+        return Err("an R2 location carries no port, password, query or fragment".into());
+    }
+    let s3 = format!("s3://{bucket}{}", u.path());
+    TableUrl::parse(&s3).map_err(|e| e.message)?;
+    Ok((s3, format!("https://{account}.r2.cloudflarestorage.com")))
 }
 
 /// The error of a non-2xx answer to `req`, in the API's `{"error_code","message"}` form.
@@ -123,6 +145,17 @@ impl TableInfo {
                 location: String::new(),
                 why: "the catalog gives no storage_location".into(),
             })?;
+        let bad = |why: String| CatalogError::BadLocation {
+            name: full_name.to_string(),
+            location: location.clone(),
+            why,
+        };
+        let (location, s3_endpoint) = if location.starts_with("r2://") {
+            let (s3, endpoint) = r2_location(&location).map_err(bad)?;
+            (s3, Some(endpoint))
+        } else {
+            (location.clone(), None)
+        };
         // the location is checked like any table URL: it names where credentials go
         let parsed = TableUrl::parse(&location).map_err(|e| CatalogError::BadLocation {
             name: full_name.to_string(),
@@ -143,6 +176,7 @@ impl TableInfo {
             full_name: full_name.to_string(),
             table_id,
             storage_location: location.trim_end_matches('/').to_string(),
+            s3_endpoint,
         })
     }
 }
@@ -173,6 +207,31 @@ mod tests {
         .unwrap();
         assert_eq!(t.storage_location, "s3://b/x");
         assert_eq!(t.table_id, "abc");
+    }
+
+    #[test]
+    fn r2_locations_become_s3_with_the_account_endpoint() {
+        let t = parse(
+            200,
+            r#"{"table_type":"EXTERNAL","data_source_format":"DELTA","table_id":"a","storage_location":"r2://bkt@0123abcd.r2.cloudflarestorage.com/x/t"}"#,
+        )
+        .unwrap();
+        assert_eq!(t.storage_location, "s3://bkt/x/t");
+        assert_eq!(
+            t.s3_endpoint.as_deref(),
+            Some("https://0123abcd.r2.cloudflarestorage.com")
+        );
+        for bad in [
+            "r2://bkt@evil.example/x",
+            "r2://bkt@a.r2.cloudflarestorage.com.evil/x",
+            "r2://bkt@a.r2.cloudflarestorage.com:444/x",
+            "r2://bkt:pw@a.r2.cloudflarestorage.com/x",
+        ] {
+            let body = format!(
+                r#"{{"table_type":"EXTERNAL","data_source_format":"DELTA","table_id":"a","storage_location":"{bad}"}}"#
+            );
+            assert!(parse(200, &body).is_err(), "{bad}");
+        }
     }
 
     #[test]

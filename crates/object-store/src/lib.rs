@@ -317,6 +317,12 @@ impl ObjectStoreStorage {
         let mut opts: Vec<(String, String)> = env_options();
         opts.extend(options.iter().cloned());
         opts.retain(|(k, _)| !unity_catalog::is_credential_option(k));
+        if let Some(endpoint) = &table.s3_endpoint {
+            // an R2 location: its account's S3 endpoint, region auto
+            opts.retain(|(k, _)| !k.contains("endpoint") && !k.contains("region"));
+            opts.push(("aws_endpoint".into(), endpoint.clone()));
+            opts.push(("aws_region".into(), "auto".into()));
+        }
         let (store, prefix, kind) = build(&url, bounded(opts), Some(Arc::clone(&vending)))
             .map_err(|e| invalid(&table.storage_location, e))?;
         let storage = Self {
