@@ -6,8 +6,8 @@
 //! `Endpoint::parse`, reaches the host it reaches for that prefix.
 #![no_main]
 
-use deltalens_fetch_storage::{BrowserOptions, Endpoint};
 use deltalens_api::access::Allowlist;
+use deltalens_fetch_storage::{BrowserOptions, Endpoint};
 use deltalens_storage::TableUrl;
 
 const PROBE: &str = "_delta_log/00000000000000000000.json";

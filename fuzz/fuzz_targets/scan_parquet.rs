@@ -5,8 +5,8 @@
 //! Parquet reader). Only "no panic, no hang": the file's statistics may lie.
 #![no_main]
 
-use deltalens_core::predicate::Predicate;
 use deltalens_core::Table;
+use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
 use deltalens_fuzz::{LOCATION, block_on, memory_table, table};
 

@@ -89,6 +89,24 @@ deltalens_fuzz::target!(|data| {
             );
             check_key(&t, &t.key);
         }
+        Store::UnityCatalog { name } => {
+            assert!((1..=3).contains(&name.len()), "{t:?}");
+            for part in name {
+                assert!(
+                    !part.is_empty()
+                        && part
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                    "{t:?}: part {part:?}"
+                );
+            }
+            assert_eq!(
+                name.join("."),
+                u.host_str().unwrap_or(""),
+                "{t:?}: the name is the URL's host"
+            );
+            assert!(t.key.is_empty() && u.username().is_empty(), "{t:?}");
+        }
         Store::Http { origin } => {
             let (scheme, authority) = origin.split_once("://").expect("an origin has a scheme");
             assert!(matches!(scheme, "http" | "https"), "{t:?}");
