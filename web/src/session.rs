@@ -231,6 +231,8 @@ pub fn read_url() -> UrlState {
     }
 }
 
+/// Put `s` in the page URL: a new history entry when it differs from the URL shown (so
+/// Back and Forward step through tables, versions and tabs), nothing when it is the same.
 pub fn write_url(s: &UrlState) {
     let Ok(p) = web_sys::UrlSearchParams::new() else {
         return;
@@ -248,12 +250,21 @@ pub fn write_url(s: &UrlState) {
         p.append("tab", t);
     }
     let q: String = p.to_string().into();
-    if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
-        let url = if q.is_empty() {
-            "?".to_string()
+    let Some(w) = web_sys::window() else {
+        return;
+    };
+    let shown = w.location().search().unwrap_or_default();
+    let url = format!("?{q}");
+    if shown == url || (shown.is_empty() && q.is_empty()) {
+        return;
+    }
+    if let Ok(h) = w.history() {
+        // the first view of a page replaces its entry (the URL it was opened with)
+        let result = if shown.is_empty() || shown == "?" {
+            h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url))
         } else {
-            format!("?{q}")
+            h.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url))
         };
-        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        let _ = result;
     }
 }

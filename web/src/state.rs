@@ -227,6 +227,48 @@ impl Ctx {
         });
     }
 
+    /// Show tab `t` (a history entry of its own).
+    pub fn show_tab(self, t: Tab) {
+        self.tab.set(t);
+        self.write_url();
+    }
+
+    /// One version back (`-1`) or forward (`+1`) from the one shown, within the table's.
+    pub fn step_version(self, delta: i64) {
+        let (Some(shown), Some(latest)) = (self.shown_version(), self.latest.get_untracked())
+        else {
+            return;
+        };
+        let next = shown.saturating_add_signed(delta).min(latest);
+        if next != shown {
+            self.load(if next == latest { None } else { Some(next) });
+        }
+    }
+
+    /// Restore what the page URL says (Back, Forward): table, relay, version and tab.
+    pub fn restore(self, form: &Form) {
+        let want = session::read_url();
+        if let Some(t) = want.tab.as_deref().and_then(Tab::parse) {
+            self.tab.set(t);
+        }
+        let Some(table) = want.table else {
+            return;
+        };
+        let current = self.session.get_untracked();
+        let same_table = current
+            .as_ref()
+            .is_some_and(|s| s.url == table && s.via == want.via);
+        if !same_table {
+            let mut f = form.clone();
+            f.relay = want.via.unwrap_or_default();
+            self.open(table, &f, want.version);
+        } else if self.version.get_untracked() != want.version
+            && self.catalog.get_untracked().is_none()
+        {
+            self.load(want.version);
+        }
+    }
+
     /// Put the table, version and tab in the page URL.
     pub fn write_url(self) {
         session::write_url(&UrlState {
@@ -348,6 +390,18 @@ impl Ctx {
 }
 
 /// The page's state (a fresh one outside the app, e.g. in a component test).
+/// Move the keyboard focus to the element with `id`, if there is one.
+pub fn focus(id: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
 /// The URL of the session just opened.
 fn s_url(ctx: &Ctx) -> String {
     ctx.session
@@ -378,6 +432,10 @@ fn loading_label(version: Option<u64>) -> String {
 
 /// Resolves once the browser has had a frame to render what changed (or after 100 ms,
 /// where frames do not come: a background tab).
+pub async fn next_frame() {
+    after_next_frame().await
+}
+
 async fn after_next_frame() {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         if let Some(w) = web_sys::window() {

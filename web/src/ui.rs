@@ -56,8 +56,18 @@ pub fn App() -> impl IntoView {
             ctx.open(t, &f, v);
         }
     };
+    // Back and Forward restore the table, version and tab; keys: `/` focuses the filter,
+    // `[` and `]` step versions (not while typing in a field)
+    let on_pop = window_event_listener(leptos::ev::popstate, move |_| {
+        ctx.restore(&form.get_untracked());
+    });
+    let on_key = window_event_listener(leptos::ev::keydown, move |ev| global_keys(ctx, &ev));
+    on_cleanup(move || {
+        on_pop.remove();
+        on_key.remove();
+    });
     // progress: requests and bytes while anything runs
-    let _ = set_interval_with_handle(
+    let progress = set_interval_with_handle(
         move || {
             if ctx.busy.get_untracked().is_some() || ctx.counting.get_untracked().is_some() {
                 ctx.refresh_io();
@@ -65,6 +75,9 @@ pub fn App() -> impl IntoView {
         },
         Duration::from_millis(200),
     );
+    if let Ok(h) = progress {
+        on_cleanup(move || h.clear());
+    }
     let open = move || {
         let f = form.get_untracked();
         if remember.get_untracked() {
@@ -100,16 +113,19 @@ pub fn App() -> impl IntoView {
         </Show>
         <Show when=move || ctx.session.get().is_some() && ctx.catalog.get().is_none()>
             <VersionBar />
-            <nav class="tabs">
+            <nav class="tabs" role="tablist" aria-label="table views" on:keydown=move |ev| tab_keys(ctx, &ev)>
                 {Tab::ALL.into_iter().map(|t| view! {
-                    <button class="tab" id=format!("tab-{}", t.name())
+                    <button class="tab" id=format!("tab-{}", t.name()) role="tab"
+                        aria-controls="panel"
+                        aria-selected=move || (ctx.tab.get() == t).to_string()
+                        tabindex=move || if ctx.tab.get() == t { "0" } else { "-1" }
                         class:active=move || ctx.tab.get() == t
-                        on:click=move |_| { ctx.tab.set(t); ctx.write_url(); }>
+                        on:click=move |_| ctx.show_tab(t)>
                         {t.name()}
                     </button>
                 }).collect_view()}
             </nav>
-            <main>
+            <main id="panel" role="tabpanel" aria-labelledby=move || format!("tab-{}", ctx.tab.get().name())>
                 {move || match ctx.tab.get() {
                     Tab::Overview => tabs::overview::Overview().into_any(),
                     Tab::Schema => tabs::schema::SchemaTab().into_any(),
@@ -122,6 +138,57 @@ pub fn App() -> impl IntoView {
             </main>
         </Show>
     }
+}
+
+/// The page's keys, unless the focus is in a text field: `/` focuses the Data tab's
+/// filter, `[` and `]` show the previous and next version.
+fn global_keys(ctx: Ctx, ev: &leptos::ev::KeyboardEvent) {
+    use wasm_bindgen::JsCast;
+    let typing = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
+    if typing
+        || ev.ctrl_key()
+        || ev.meta_key()
+        || ev.alt_key()
+        || ctx.session.get_untracked().is_none()
+    {
+        return;
+    }
+    match ev.key().as_str() {
+        "/" => {
+            ev.prevent_default();
+            ctx.show_tab(Tab::Data);
+            // the tab renders on the next frame
+            leptos::task::spawn_local(async move {
+                crate::state::next_frame().await;
+                crate::state::focus("filter");
+            });
+        }
+        "[" => ctx.step_version(-1),
+        "]" => ctx.step_version(1),
+        _ => {}
+    }
+}
+
+/// Arrow keys, Home and End move between the tabs (the WAI-ARIA tabs pattern), and focus
+/// follows.
+fn tab_keys(ctx: Ctx, ev: &leptos::ev::KeyboardEvent) {
+    let all = Tab::ALL;
+    let Some(i) = all.iter().position(|t| *t == ctx.tab.get_untracked()) else {
+        return;
+    };
+    let next = match ev.key().as_str() {
+        "ArrowRight" => all[(i + 1) % all.len()],
+        "ArrowLeft" => all[(i + all.len() - 1) % all.len()],
+        "Home" => all[0],
+        "End" => all[all.len() - 1],
+        _ => return,
+    };
+    ev.prevent_default();
+    ctx.show_tab(next);
+    crate::state::focus(&format!("tab-{}", next.name()));
 }
 
 #[component]
@@ -188,7 +255,7 @@ fn Recent(url: RwSignal<String>) -> impl IntoView {
 fn Status() -> impl IntoView {
     let ctx = use_ctx();
     view! {
-        <div class="status" id="status">
+        <div class="status" id="status" role="status" aria-live="polite">
             {move || {
                 let counting = ctx.counting.get().map(|v| format!("counting the files of version {v}"));
                 let label = match (ctx.busy.get(), counting) {
@@ -205,7 +272,7 @@ fn Status() -> impl IntoView {
                 <span class="warning" id="range-ignored">{fmt_ranges_ignored(ignored)}</span>
             }) }}
         </div>
-        {move || ctx.error.get().map(|e| view! { <pre class="error" id="error">{e}</pre> })}
+        <div role="alert">{move || ctx.error.get().map(|e| view! { <pre class="error" id="error">{e}</pre> })}</div>
     }
 }
 
@@ -215,8 +282,8 @@ fn VersionBar() -> impl IntoView {
     let ts = RwSignal::new(String::new());
     let follow = RwSignal::new(false);
     let every = RwSignal::new(10u32);
-    // Live: poll for new commits (Flink's updateCheckIntervalMillis)
-    let _ = set_interval_with_handle(
+    // Live: poll for new commits (Flink's updateCheckIntervalMillis); stopped with the bar
+    let poll = set_interval_with_handle(
         move || {
             thread_local! { static TICKS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) }; }
             let n = TICKS.with(|t| {
@@ -246,6 +313,9 @@ fn VersionBar() -> impl IntoView {
         },
         Duration::from_secs(1),
     );
+    if let Ok(h) = poll {
+        on_cleanup(move || h.clear());
+    }
     view! {
         <div class="versionbar">
             <span id="table-name">{move || ctx.session.get().map(|s| s.url.clone())}</span>
@@ -262,14 +332,14 @@ fn VersionBar() -> impl IntoView {
                 " of " {move || ctx.latest.get().map(|v| v.to_string()).unwrap_or_default()}
             </label>
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); ctx.travel_to(ts.get_untracked()); }>
-                <input id="timestamp" type="text" placeholder="TIMESTAMP AS OF (2024-01-31 or ISO-8601)"
+                <input id="timestamp" type="text" aria-label="timestamp as of" placeholder="TIMESTAMP AS OF (2024-01-31 or ISO-8601)"
                     prop:value=move || ts.get() on:input=move |ev| ts.set(event_target_value(&ev)) />
                 <button type="submit">"Go"</button>
             </form>
             <button on:click=move |_| ctx.load(None)>"Latest"</button>
             <label title="poll for new commits"><input id="follow" type="checkbox" prop:checked=move || follow.get()
                 on:change=move |ev| follow.set(event_target_checked(&ev)) />"follow every "
-                <input class="num" type="number" min="1" prop:value=move || every.get().to_string()
+                <input class="num" type="number" min="1" aria-label="poll every seconds" prop:value=move || every.get().to_string()
                     on:change=move |ev| every.set(event_target_value(&ev).parse().unwrap_or(10)) />" s"</label>
         </div>
     }

@@ -140,14 +140,14 @@ pub fn ChangesTab() -> impl IntoView {
     view! {
         <section id="changes">
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); run(); }>
-                "versions " <input id="changes-from" class="num" type="text" prop:value=move || from.get() on:input=move |ev| from.set(event_target_value(&ev)) />
-                " to " <input id="changes-to" class="num" type="text" prop:value=move || to.get() on:input=move |ev| to.set(event_target_value(&ev)) />
+                "versions " <input id="changes-from" class="num" type="text" aria-label="from version" prop:value=move || from.get() on:input=move |ev| from.set(event_target_value(&ev)) />
+                " to " <input id="changes-to" class="num" type="text" aria-label="to version" prop:value=move || to.get() on:input=move |ev| to.set(event_target_value(&ev)) />
                 <button id="changes-run" type="submit">"Show changes"</button>
             </form>
             <p id="changes-note">{move || note.get()}</p>
             <ul id="changes-counts" class="counts">{move || summary.get().into_iter().map(|(t, n)| { let (c, d) = (t.clone(), t.clone()); view! { <li class=c><b>{t}</b>": "<span data-type=d>{n}</span></li> } }).collect_view()}</ul>
             {move || { let p = per_version.get(); (!p.is_empty()).then(|| bars("changed rows per version", p, "chart-changes")) }}
-            <div class="scroll">{move || grid.get().map(|(g, idx)| grid_view(g, "changes-grid", idx))}</div>
+            <div class="scroll" tabindex="0" role="region" aria-label="changed rows">{move || grid.get().map(|(g, idx)| grid_view(g, "changes-grid", idx))}</div>
         </section>
     }
 }

@@ -149,7 +149,7 @@ pub fn DataTab() -> impl IntoView {
     view! {
         <section id="data">
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); limit.set(limit.get_untracked().max(1)); run(); }>
-                <input id="filter" type="text" placeholder="filter, e.g. price > 10 AND brand = 'nars'"
+                <input id="filter" type="text" aria-label="filter (SQL WHERE)" placeholder="filter, e.g. price > 10 AND brand = 'nars'"
                     prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
                 <label>"limit "<input id="limit" class="num" type="number" min="1"
                     prop:value=move || limit.get().to_string()
@@ -181,7 +181,7 @@ pub fn DataTab() -> impl IntoView {
                 let r = result.get();
                 format!("{} rows · {} requests, {} bytes for this result", r.rows, r.requests, r.bytes)
             }}</p>
-            <div class="scroll" on:scroll=on_scroll>
+            <div class="scroll" tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll>
                 {move || {
                     let r = result.get();
                     r.schema.map(|s| match rows::grid(&s, &r.batches) {

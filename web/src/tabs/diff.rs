@@ -106,8 +106,8 @@ pub fn DiffTab() -> impl IntoView {
     view! {
         <section id="diff">
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); run(); }>
-                "version " <input id="diff-a" class="num" type="text" prop:value=move || a.get() on:input=move |ev| a.set(event_target_value(&ev)) />
-                " against " <input id="diff-b" class="num" type="text" prop:value=move || b.get() on:input=move |ev| b.set(event_target_value(&ev)) />
+                "version " <input id="diff-a" class="num" type="text" aria-label="version" prop:value=move || a.get() on:input=move |ev| a.set(event_target_value(&ev)) />
+                " against " <input id="diff-b" class="num" type="text" aria-label="against version" prop:value=move || b.get() on:input=move |ev| b.set(event_target_value(&ev)) />
                 <button id="diff-run" type="submit">"Compare"</button>
             </form>
             {move || shown.get().map(|s| view! {

@@ -34,7 +34,18 @@ pub fn grid_view(g: Grid, id: &'static str, class_of: Option<usize>) -> impl Int
 }
 
 /// A bar chart of `(label, value)` pairs as SVG.
-pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -> impl IntoView {
+pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -> AnyView {
+    // a chart with nothing to show says so instead of drawing an empty box
+    if points.iter().all(|p| p.1 <= 0.0) {
+        return view! {
+            <figure class="chart empty" id=id>
+                <figcaption>{title}</figcaption>
+                <p>"No data: these commits record no such metric."</p>
+            </figure>
+        }
+        .into_any();
+    }
+    let summary = chart_summary(title, &points);
     let max = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0);
     let n = points.len().max(1);
     let w = 600.0;
@@ -56,7 +67,23 @@ pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -
     view! {
         <figure class="chart" id=id>
             <figcaption>{title}</figcaption>
-            <svg viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none">{rects}</svg>
+            <svg viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none" role="img" aria-label=summary>{rects}</svg>
         </figure>
     }
+    .into_any()
+}
+
+/// The text alternative of a bar chart: how many bars, the range, the largest.
+pub fn chart_summary(title: &str, points: &[(String, f64)]) -> String {
+    let Some(top) = points.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return format!("{title}: no data");
+    };
+    let first = points.first().map(|p| p.0.as_str()).unwrap_or_default();
+    let last = points.last().map(|p| p.0.as_str()).unwrap_or_default();
+    format!(
+        "{title}: {} bars from {first} to {last}; the largest is {} at {}",
+        points.len(),
+        top.1,
+        top.0
+    )
 }

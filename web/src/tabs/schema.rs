@@ -62,7 +62,8 @@ pub fn SchemaTab() -> impl IntoView {
             let is_collapsed = hidden.contains(&r.path);
             let toggle = r.has_children.then(|| {
                 let p = path.clone();
-                view! { <button class="twisty" on:click=move |_| collapsed.update(|c| { if !c.remove(&p) { c.insert(p.clone()); } })>
+                let label = format!("{} {}", if is_collapsed { "expand" } else { "collapse" }, p);
+                view! { <button class="twisty" aria-expanded=(!is_collapsed).to_string() aria-label=label on:click=move |_| collapsed.update(|c| { if !c.remove(&p) { c.insert(p.clone()); } })>
                     {if is_collapsed { "▸" } else { "▾" }}</button> }
             });
             view! {
@@ -91,7 +92,7 @@ pub fn SchemaTab() -> impl IntoView {
             {tree}
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); compare(); }>
                 "Schema changes since version "
-                <input class="num" id="schema-compare" type="text" prop:value=move || other.get() on:input=move |ev| other.set(event_target_value(&ev)) />
+                <input class="num" id="schema-compare" type="text" aria-label="compare with version" prop:value=move || other.get() on:input=move |ev| other.set(event_target_value(&ev)) />
                 <button type="submit">"Compare"</button>
             </form>
             {move || changes.get().map(|c| if c.is_empty() {
