@@ -110,6 +110,16 @@ await check('keys: arrows between tabs, / focuses the filter, [ and ] step versi
   if ((await page.inputValue('#filter')) !== '[') throw new Error('a key typed into the filter was taken as a shortcut');
 });
 
+await check('the Changes tab shows the latest commit at once, and empty charts say so', async (page) => {
+  await open(page, TABLES[0], '&tab=changes');
+  await page.waitForSelector('#changes-counts li', { timeout: 60000 });
+  await open(page, TABLES[0], '&tab=history');
+  await idle(page);
+  const boxes = await page.evaluate(() => [...document.querySelectorAll('figure.chart')]
+    .filter((f) => !f.classList.contains('empty') && !f.querySelector('svg rect')).length);
+  if (boxes) throw new Error(`${boxes} charts drawn without data`);
+});
+
 await browser.close();
 console.log(`a11y: axe-core ${require('axe-core/package.json').version} on ${audited} tab views of ${TABLES.length} tables: ${Object.keys(seen).length} kinds of serious/critical violation`);
 console.log(`a11y e2e: ${passed} passed, ${failures.length} failed`);

@@ -137,6 +137,20 @@ pub fn ChangesTab() -> impl IntoView {
             Ok(())
         });
     };
+    // the latest commit's changes at once, rather than an empty tab (unless something else
+    // is running, which a run would cancel)
+    let started = StoredValue::new(false);
+    Effect::new(move |_| {
+        let (latest, busy) = (ctx.latest.get(), ctx.busy.get());
+        if let (Some(l), None, false) = (latest, busy, started.get_value()) {
+            started.set_value(true);
+            if from.get_untracked().is_empty() {
+                from.set(l.saturating_sub(1).to_string());
+                to.set(l.to_string());
+            }
+            leptos::task::spawn_local(async move { run() });
+        }
+    });
     view! {
         <section id="changes">
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); run(); }>
