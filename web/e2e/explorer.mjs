@@ -75,6 +75,8 @@ async function waitText(page, sel, re) {
 }
 
 const demo = EXPECT.demo;
+// counts as the overview shows them: digits grouped by thousands from five digits on
+const grouped = (n) => (String(n).length >= 5 ? Number(n).toLocaleString('en-US') : String(n));
 
 await check('demo: overview', async (page) => {
   const t0 = Date.now();
@@ -83,8 +85,8 @@ await check('demo: overview', async (page) => {
   budgets.load_to_overview_ms = Date.now() - t0;
   budgets.load_to_overview_in_page_ms = await page.evaluate(() => Math.round(performance.now()));
   // the version shows at once, its file totals when they have streamed in
-  await waitText(page, '#overview td[data-key="files"]', new RegExp(`^${demo.files}$`));
-  assert.equal(await text(page, '#overview td[data-key="rows"]'), String(demo.rows_latest));
+  await waitText(page, '#overview td[data-key="files"]', new RegExp(`^${grouped(demo.files)}$`));
+  assert.equal(await text(page, '#overview td[data-key="rows"]'), grouped(demo.rows_latest));
   assert.equal(await text(page, '#overview td[data-key="partition columns"]'), 'event_date');
   assert.match(await text(page, '#properties'), /delta\.enableChangeDataFeed\s+true/);
   assert.match(await text(page, '#overview td[data-key="commit time"]'), /^\d{4}-\d\d-\d\d/);
@@ -120,7 +122,7 @@ await check('demo: history and time travel by click', async (page) => {
   // click version 1: time travel
   await page.locator('#history-table button.version', { hasText: /^1$/ }).click();
   await waitText(page, '#overview td[data-key="version"]', /^1$/);
-  await waitText(page, '#overview td[data-key="rows"]', new RegExp(`^${demo.rows_v1}$`));
+  await waitText(page, '#overview td[data-key="rows"]', new RegExp(`^${grouped(demo.rows_v1)}$`));
   assert.match(page.url(), /version=1/);
 });
 

@@ -43,7 +43,7 @@ const countingAtPreview = await page.evaluate(() => /counting the files/.test(do
 await page.click('#tab-overview');
 await page.waitForFunction((n) => {
   const el = document.querySelector('#overview td[data-key="files"]');
-  return el && el.innerText === String(n);
+  return el && el.innerText.replaceAll(',', '') === String(n);
 }, FILES, { timeout: 600000 });
 const totalsMs = Date.now() - t0;
 const overviewBytes = await page.evaluate(() => window.deltalensWasmMemory?.buffer.byteLength ?? -1);

@@ -155,3 +155,41 @@ fn charts_scale_to_the_largest_value() {
     assert!((h(0) - 2.0 * h(1)).abs() < 0.2, "{} {}", h(0), h(1));
     drop(handle);
 }
+
+#[wasm_bindgen_test]
+fn charts_say_what_they_show_and_empty_ones_say_so() {
+    let el = container();
+    let pts = vec![("1".to_string(), 3.0), ("2".to_string(), 9.0)];
+    let handle = leptos::mount::mount_to(el.clone(), move || tabs::bars("bytes", pts.clone(), "c"));
+    let svg = el.query_selector("svg").unwrap().unwrap();
+    assert_eq!(svg.get_attribute("role").as_deref(), Some("img"));
+    assert_eq!(
+        svg.get_attribute("aria-label").as_deref(),
+        Some("bytes: 2 bars from 1 to 2; the largest is 9 at 2")
+    );
+    drop(handle);
+    let el = container();
+    let zeros = vec![("1".to_string(), 0.0), ("2".to_string(), 0.0)];
+    let handle =
+        leptos::mount::mount_to(el.clone(), move || tabs::bars("bytes", zeros.clone(), "c"));
+    assert!(el.query_selector("svg").unwrap().is_none());
+    assert!(el.text_content().unwrap().contains("No data"));
+    drop(handle);
+}
+
+#[wasm_bindgen_test]
+fn counts_are_grouped_by_thousands() {
+    use deltalens_web::format::group_digits;
+    assert_eq!(group_digits("1000250"), "1,000,250");
+    assert_eq!(
+        group_digits("12345 files, version 2024"),
+        "12,345 files, version 2024"
+    );
+    assert_eq!(
+        group_digits("1.2 MiB (1234567 bytes)"),
+        "1.2 MiB (1,234,567 bytes)"
+    );
+    assert_eq!(group_digits("999"), "999");
+    assert_eq!(group_digits("12345.123456"), "12,345.123456");
+    assert_eq!(group_digits(""), "");
+}

@@ -21,7 +21,10 @@ pub fn Overview() -> impl IntoView {
             totals.as_ref().filter(|_| complete).map(|(t, _)| t),
         );
         let counting = match &totals {
-            Some((t, false)) => format!("counting… {} files so far", t.files),
+            Some((t, false)) => format!(
+                "counting… {} files so far",
+                crate::format::group_digits(&t.files.to_string())
+            ),
             _ => "counting…".to_string(),
         };
         // the location is the page's header already
@@ -31,6 +34,8 @@ pub fn Overview() -> impl IntoView {
             .filter(|(k, _)| *k != "location")
             .map(|(k, v)| match k {
                 "files" | "size" | "rows" if !complete => (k, counting.clone()),
+                // counts read at a glance: 1,000,250 files
+                "files" | "size" | "rows" => (k, crate::format::group_digits(&v)),
                 _ => (k, v),
             })
             .collect();
