@@ -21,8 +21,8 @@ const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 
 let passed = 0;
 const failures = [];
 
-async function check(name, fn) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+async function check(name, fn, colorScheme = 'light') {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme });
   try {
     await fn(page);
     passed += 1;
@@ -41,8 +41,8 @@ const param = (page, k) => new URL(page.url()).searchParams.get(k);
 
 let audited = 0;
 const seen = {};
-for (const name of TABLES) {
-  await check(`axe: every tab of ${name}`, async (page) => {
+for (const [name, scheme] of [...TABLES.map((t) => [t, 'light']), [TABLES[0], 'dark']]) {
+  await check(`axe: every tab of ${name} (${scheme} mode; screenshots)`, async (page) => {
     await open(page, name);
     await page.waitForSelector('#tab-overview', { timeout: 60000 });
     await page.addScriptTag({ path: AXE });
@@ -55,10 +55,11 @@ for (const name of TABLES) {
           .map((v) => `${v.id} (${v.impact}): ${v.help} [${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}]`);
       });
       audited += 1;
+      await page.screenshot({ path: `${ART}/tab-${name}-${t}-${scheme}.png`, fullPage: true });
       for (const v of result) seen[v] = (seen[v] || 0) + 1;
       if (result.length) throw new Error(`tab ${t}: ${result.join('\n  ')}`);
     }
-  });
+  }, scheme);
 }
 
 await check('Back and Forward step through tabs and versions; reload restores them', async (page) => {
