@@ -28,7 +28,9 @@ async function measure(table, how) {
     if (!counted || r.method() === 'OPTIONS') return;
     const t = r.timing();
     const sizes = await r.sizes().catch(() => ({ responseBodySize: 0 }));
-    reqs.push({ start: t.startTime, end: t.startTime + t.responseEnd, bytes: sizes.responseBodySize });
+    // a negative size: answered from the browser's HTTP cache (no bytes over the network)
+    reqs.push({ start: t.startTime, end: t.startTime + t.responseEnd, bytes: Math.max(0, sizes.responseBodySize),
+      what: `${r.method()} ${decodeURIComponent(u.pathname + u.search)} ${r.headers().range || ''}` });
   });
   await page.goto(`${BASE}/`);
   await page.fill('#table-url', table);
@@ -58,6 +60,7 @@ async function measure(table, how) {
     for (let j = 0; j < i; j++) if (reqs[j].end <= reqs[i].start) d = Math.max(d, depth[j] + 1);
     depth.push(d);
   }
+  if (process.env.LOG) for (const r of reqs) console.log(`  ${r.bytes}\t${r.what}`);
   return { requests: reqs.length, bytes: reqs.reduce((s, r) => s + r.bytes, 0), round_trips: Math.max(0, ...depth) };
 }
 
