@@ -71,7 +71,14 @@ async fn relay_request(
         }
         RelayRequest::Object { path, .. } if head => {
             let m = storage.head(&path).await.map_err(fail)?;
-            bytes_response(200, Bytes::new(), Some(m.size), None, m.last_modified_ms)?
+            bytes_response(
+                &path,
+                200,
+                Bytes::new(),
+                Some(m.size),
+                None,
+                m.last_modified_ms,
+            )?
         }
         RelayRequest::Object { path, .. } => {
             let asked = range.as_deref().and_then(http_range::requested_range);
@@ -139,7 +146,7 @@ async fn object(
             }
         }
     };
-    let resp = bytes_response(status, data, None, content_range, None).map_err(|e| {
+    let resp = bytes_response(path, status, data, None, content_range, None).map_err(|e| {
         StorageError::Backend {
             path: path.to_string(),
             operation: "get",
@@ -158,6 +165,7 @@ fn backend(path: &str, e: worker::Error) -> StorageError {
 }
 
 fn bytes_response(
+    path: &str,
     status: u16,
     data: Bytes,
     length: Option<u64>,
@@ -167,7 +175,7 @@ fn bytes_response(
     let h = Headers::new();
     h.set("content-type", "application/octet-stream")?;
     h.set("accept-ranges", "bytes")?;
-    h.set("cache-control", "private, no-store")?;
+    h.set("cache-control", relay::cache_control(path))?;
     h.set("content-security-policy", "sandbox")?;
     if let Some(cr) = content_range {
         h.set("content-range", &cr)?;

@@ -30,6 +30,17 @@ pub const LIST_ROUTE: &str = "/v1/list";
 pub const TABLES_ROUTE: &str = "/v1/tables";
 /// The most objects one listing answer holds.
 pub const LIST_PAGE_MAX: usize = 1000;
+/// The `Cache-Control` of an object answer: a Delta table's files never change once
+/// written (commits, checkpoints, sidecars, data files, deletion vectors), so the browser
+/// may keep them — privately — as it keeps a store's; `_last_checkpoint` changes.
+pub fn cache_control(path: &str) -> &'static str {
+    if path.rsplit('/').next() == Some("_last_checkpoint") {
+        "private, no-cache"
+    } else {
+        "private, max-age=86400, immutable"
+    }
+}
+
 /// The route that lists a catalog or schema a relay serves:
 /// `/v1/catalog?name=uc://catalog[.schema]` → `{"entries":[{"name","kind","table_type",
 /// "format","comment"}]}` (`kind`: catalog, schema or table).
@@ -481,6 +492,16 @@ mod tests {
         assert!(
             CatalogEntry::parse_list(r#"{"entries":[{"name":"uc://x","kind":"view"}]}"#).is_none()
         );
+    }
+
+    #[test]
+    fn only_immutable_files_may_be_kept() {
+        assert_eq!(
+            cache_control("_delta_log/_last_checkpoint"),
+            "private, no-cache"
+        );
+        assert!(cache_control("_delta_log/00000000000000000001.json").contains("immutable"));
+        assert!(cache_control("part-0.parquet").contains("immutable"));
     }
 
     #[test]

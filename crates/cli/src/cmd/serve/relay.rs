@@ -247,7 +247,7 @@ impl Relay {
                     let range = req.header("range").and_then(http_range::requested_range);
                     storage.read_object(&path, range).await
                 };
-                object(stream, req, cors, close, read).await?;
+                object(stream, req, cors, close, &path, read).await?;
             }
             RelayRequest::List {
                 prefix,
@@ -303,8 +303,18 @@ fn failure(e: &StorageError) -> (&'static str, String) {
 /// Headers every relay answer carries: the bytes are data, never rendered, never cached
 /// by a shared cache (they come from a private store).
 fn base(status: &'static str, cors: Vec<(&'static str, String)>, close: bool) -> Answer {
+    cached(status, cors, close, "private, no-cache")
+}
+
+/// [`base`] with the given `Cache-Control`.
+fn cached(
+    status: &'static str,
+    cors: Vec<(&'static str, String)>,
+    close: bool,
+    cache: &'static str,
+) -> Answer {
     Answer::new(status)
-        .header("Cache-Control", "private, no-cache")
+        .header("Cache-Control", cache)
         .header("Content-Security-Policy", "sandbox")
         .header("Cross-Origin-Resource-Policy", "same-origin")
         .headers(cors)
@@ -352,6 +362,7 @@ async fn object(
     req: &Request,
     cors: Vec<(&'static str, String)>,
     close: bool,
+    path: &str,
     read: Result<ObjectRead, ReadError>,
 ) -> io::Result<()> {
     let read = match read {
@@ -373,7 +384,7 @@ async fn object(
     } else {
         "200 OK"
     };
-    let mut answer = base(status, cors, close)
+    let mut answer = cached(status, cors, close, relay::cache_control(path))
         .header("Content-Type", "application/octet-stream")
         .header("Accept-Ranges", "bytes");
     if let Some(etag) = &read.etag {
