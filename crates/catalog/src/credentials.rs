@@ -5,7 +5,7 @@ use std::fmt;
 use crate::config::CatalogConfig;
 use crate::error::CatalogError;
 use crate::request::Request;
-use crate::table::{MAX_ANSWER_BYTES, TableInfo, answer_error};
+use crate::table::{TableInfo, invalid_answer, json_answer};
 
 /// Credentials for one table's storage, valid until `expiration_ms`.
 #[derive(Clone, PartialEq, Eq)]
@@ -64,19 +64,8 @@ impl Vended {
         status: u16,
         body: &[u8],
     ) -> Result<Vended, CatalogError> {
-        if !(200..300).contains(&status) {
-            return Err(answer_error(config, req, &table.full_name, status, body));
-        }
-        let invalid = |why: &str| CatalogError::InvalidResponse {
-            endpoint: config.endpoint.clone(),
-            what: req.what.clone(),
-            why: why.to_string(),
-        };
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(invalid("longer than 4 MiB"));
-        }
-        let v: serde_json::Value =
-            serde_json::from_slice(body).map_err(|e| invalid(&format!("not JSON ({e})")))?;
+        let v = json_answer(config, req, &table.full_name, status, body)?;
+        let invalid = |why: &str| invalid_answer(config, req, why);
         let field = |o: &str, k: &str| {
             v.get(o)
                 .and_then(|x| x.get(k))

@@ -3,7 +3,7 @@
 use crate::config::CatalogConfig;
 use crate::error::CatalogError;
 use crate::request::Request;
-use crate::table::{MAX_ANSWER_BYTES, answer_error};
+use crate::table::{invalid_answer, json_answer};
 
 /// The most pages one listing follows (100 entries each).
 pub const MAX_PAGES: usize = 100;
@@ -54,19 +54,8 @@ impl ListPage {
         body: &[u8],
     ) -> Result<ListPage, CatalogError> {
         let parent_name = parent.join(".");
-        if !(200..300).contains(&status) {
-            return Err(answer_error(config, req, &parent_name, status, body));
-        }
-        let invalid = |why: &str| CatalogError::InvalidResponse {
-            endpoint: config.endpoint.clone(),
-            what: req.what.clone(),
-            why: why.to_string(),
-        };
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(invalid("longer than 4 MiB"));
-        }
-        let v: serde_json::Value =
-            serde_json::from_slice(body).map_err(|e| invalid(&format!("not JSON ({e})")))?;
+        let v = json_answer(config, req, &parent_name, status, body)?;
+        let invalid = |why: &str| invalid_answer(config, req, why);
         let (key, kind) = match parent.len() {
             0 => ("catalogs", EntryKind::Catalog),
             1 => ("schemas", EntryKind::Schema),

@@ -91,6 +91,34 @@ pub(crate) fn answer_error(
     }
 }
 
+/// An answer that is not what the API specifies.
+pub(crate) fn invalid_answer(config: &CatalogConfig, req: &Request, why: &str) -> CatalogError {
+    CatalogError::InvalidResponse {
+        endpoint: config.endpoint.clone(),
+        what: req.what.clone(),
+        why: why.to_string(),
+    }
+}
+
+/// The JSON of a 2xx answer to `req` (about `name`), at most [`MAX_ANSWER_BYTES`]; the
+/// catalog's error for any other status.
+pub(crate) fn json_answer(
+    config: &CatalogConfig,
+    req: &Request,
+    name: &str,
+    status: u16,
+    body: &[u8],
+) -> Result<serde_json::Value, CatalogError> {
+    if !(200..300).contains(&status) {
+        return Err(answer_error(config, req, name, status, body));
+    }
+    if body.len() > MAX_ANSWER_BYTES {
+        return Err(invalid_answer(config, req, "longer than 4 MiB"));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| invalid_answer(config, req, &format!("not JSON ({e})")))
+}
+
 /// Table types that are views: no files of their own to read.
 const VIEWS: [&str; 3] = ["VIEW", "MATERIALIZED_VIEW", "METRIC_VIEW"];
 
@@ -103,19 +131,8 @@ impl TableInfo {
         status: u16,
         body: &[u8],
     ) -> Result<TableInfo, CatalogError> {
-        if !(200..300).contains(&status) {
-            return Err(answer_error(config, req, full_name, status, body));
-        }
-        let invalid = |why: &str| CatalogError::InvalidResponse {
-            endpoint: config.endpoint.clone(),
-            what: req.what.clone(),
-            why: why.to_string(),
-        };
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(invalid("longer than 4 MiB"));
-        }
-        let v: serde_json::Value =
-            serde_json::from_slice(body).map_err(|e| invalid(&format!("not JSON ({e})")))?;
+        let v = json_answer(config, req, full_name, status, body)?;
+        let invalid = |why: &str| invalid_answer(config, req, why);
         let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
         let kind = text("table_type").unwrap_or_default();
         if VIEWS.contains(&kind.to_ascii_uppercase().as_str()) {
