@@ -134,16 +134,48 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   budgets.first_100_rows = { requests: Number(m[1]), bytes: Number(m[2]) };
   // everything since the page loaded: opening the table (no listing over HTTP) + the rows
   budgets.page_load_to_100_rows = await text(page, '#io');
-  assert.equal(await page.locator('#data-grid tbody tr').count(), 100);
-  const headers = await page.locator('#data-grid thead th').allInnerTexts();
+  // a windowed grid: 100 rows loaded, only those in view (and a margin) in the DOM
+  assert.equal(await page.locator('#data-grid').getAttribute('aria-rowcount'), '101');
+  const domRows = await page.locator('#data-grid tbody tr.row').count();
+  assert.ok(domRows >= 10 && domRows < 100, `${domRows} rows in the DOM`);
+  const headers = await page.locator('#data-grid thead th .name').allInnerTexts();
   assert.deepEqual(headers, demo.columns);
+  // headers: the Delta type, nulls and the range of the loaded rows
+  const ti0 = demo.columns.indexOf('event_time');
+  assert.equal(await page.locator(`#data-grid thead th:nth-child(${ti0 + 1}) .type`).innerText(), 'timestamp');
+  assert.match(await page.locator(`#data-grid thead th:nth-child(${ti0 + 1}) .stats`).innerText(), /^0 nulls · \d{4}-.* … \d{4}-/);
   await page.screenshot({ path: `${ART}/demo-data.png`, fullPage: true });
-  // scrolling to the bottom loads the next 100 rows
+  // scrolling to the bottom loads the next page, appended
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); });
-  await waitText(page, '#data-summary', /^200 rows/);
+  await page.waitForFunction(() => parseInt(document.querySelector('#data-summary').innerText, 10) > 100, null, { timeout: 30000 });
+  await idle(page);
+  const loadedRows = parseInt(await text(page, '#data-summary'), 10);
+  assert.equal(await page.locator('#data-grid').getAttribute('aria-rowcount'), String(loadedRows + 1));
+  assert.ok(await page.locator('#data-grid tbody tr.row').count() < 100, 'still windowed');
+  // sort the loaded rows by a column, both ways
+  const idCol = demo.columns.indexOf('event_time') + 1;
+  await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
+  await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
+  assert.equal(await page.locator(`#data-grid thead th:nth-child(${idCol})`).getAttribute('aria-sort'), 'ascending');
+  const asc = await page.locator(`#data-grid tbody tr.row td:nth-child(${idCol})`).allInnerTexts();
+  assert.deepEqual(asc, [...asc].sort(), 'ascending event_time');
+  await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
+  const desc = await page.locator(`#data-grid tbody tr.row td:nth-child(${idCol})`).allInnerTexts();
+  assert.deepEqual(desc, [...desc].sort().reverse(), 'descending event_time');
+  await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
+  // copy a cell and its row as JSON
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.locator(`#data-grid tbody tr.row >> nth=0 >> td >> nth=${idCol - 1}`).click();
+  await page.click('#copy-row');
+  await waitText(page, '#copy-said', /copied the row/);
+  const row = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  assert.deepEqual(Object.keys(row), demo.columns);
+  await page.click('#copy-cell');
+  await waitText(page, '#copy-said', /copied the cell/);
+  assert.equal(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), row.event_time);
   // downloads of the current result
   for (const [label, check] of [
-    ['CSV', (buf) => assert.equal(buf.toString('utf8').trim().split('\n').length, 201)],
+    ['CSV', (buf) => assert.equal(buf.toString('utf8').trim().split('\n').length, loadedRows + 1)],
     ['Parquet', (buf) => assert.equal(buf.subarray(0, 4).toString(), 'PAR1')],
     // an Arrow IPC stream (as the CLI and the worker write): a continuation marker, then
     // the schema message; not the file format's `ARROW1` magic
@@ -159,7 +191,7 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   // timestamps (UTC) read as the CLI prints them, not blank cells
   const ti = demo.columns.indexOf('event_time');
   assert.ok(ti >= 0, `the demo table has an event_time column: ${demo.columns}`);
-  const cell = await page.locator(`#data-grid tbody tr:first-child td:nth-child(${ti + 1})`).innerText();
+  const cell = await page.locator(`#data-grid tbody tr.row >> nth=0 >> td >> nth=${ti}`).innerText();
   assert.match(cell, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/, `event_time cell ${JSON.stringify(cell)}`);
   // all rows, then at version 1 (the slider), then filtered
   await page.fill('#limit', '10000');
@@ -174,7 +206,7 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   await page.fill('#filter', "event_date = '2019-10-01'");
   await page.click('#run');
   await waitText(page, '#data-summary', new RegExp(`^${demo.filtered_rows} rows`));
-  const dates = new Set(await page.locator('#data-grid tbody tr td:nth-child(10)').allInnerTexts());
+  const dates = new Set(await page.locator('#data-grid tbody tr.row td:nth-child(10)').allInnerTexts());
   assert.deepEqual([...dates], ['2019-10-01']);
   // TIMESTAMP AS OF a date before the table existed: a readable error
   await page.fill('#timestamp', '2001-01-01');
@@ -296,7 +328,7 @@ await check('a bad URL shows a readable error', async (page) => {
 await check('HTML in column names and values renders as text', async (page, dialogs) => {
   await open(page, 'xss', '&tab=data');
   await waitText(page, '#data-summary', /^2 rows/);
-  const headers = await page.locator('#data-grid thead th').allInnerTexts();
+  const headers = await page.locator('#data-grid thead th .name').allInnerTexts();
   assert.deepEqual(headers, ['<img src=x onerror=alert(1)>', 'name']);
   const cells = await page.locator('#data-grid tbody td').allInnerTexts();
   assert.ok(cells.includes("<script>alert('xss')</script>"), cells.join('|'));

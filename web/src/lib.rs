@@ -14,6 +14,7 @@
 pub mod catalog;
 pub mod errors;
 pub mod format;
+pub mod grid;
 pub mod rows;
 pub mod session;
 pub mod state;

@@ -7,6 +7,7 @@
 //!   `$partitions`); the history is the core's `HistoryEntry`;
 //! - [`rows`]: one streaming [`RowWriter`] for every output [`Format`];
 //! - [`cell`]: Arrow values as text cells (the grid, the aligned table, CSV, JSON);
+//! - [`loaded`]: rows loaded page by page for a grid (windows, column statistics, order);
 //! - [`value`]: single values as text (byte sizes, times);
 //! - [`text`]: aligned text tables, key/value listings, terminal escaping.
 
@@ -15,6 +16,7 @@
 pub mod cell;
 mod error;
 mod files;
+pub mod loaded;
 mod overview;
 mod partitions;
 pub mod rows;

@@ -3,26 +3,40 @@
 //! of the current result as CSV, Parquet or Arrow.
 
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
-use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
 use deltalens_core::predicate::Predicate;
-use deltalens_core::scan::ScanOptions;
-use deltalens_present::Format;
+use deltalens_core::scan::{ScanOptions, ScanProgress};
+use deltalens_core::{Snapshot, VersionInfo};
+use deltalens_present::loaded::Loaded;
+use deltalens_present::{Format, schema_rows_of};
 use leptos::prelude::*;
 
 use crate::errors::explain;
+use crate::grid::WindowGrid;
 use crate::rows;
+use crate::session::Session;
 use crate::state::use_ctx;
-use crate::tabs::grid_view;
 
+/// Rows the first page loads unless the limit field says otherwise.
 const STEP: usize = 100;
+/// Rows each later page loads (while scrolling), at least.
+const PAGE: usize = 1000;
+/// Rows per decoded batch: small enough that a page arrives in short tasks.
+const BATCH: usize = 1024;
 
-#[derive(Clone, Default)]
-struct Result {
-    schema: Option<SchemaRef>,
-    batches: Vec<RecordBatch>,
-    rows: usize,
+/// Where the loading of one result stands: the files gathered so far (a preview of a
+/// big table gathers only the first ones), how far the scan got, and whether the end is
+/// reached.
+#[derive(Default)]
+struct Pager {
+    /// What the rows are of: version, filter, columns.
+    key: Option<(u64, String, Option<Vec<String>>)>,
+    snapshot: Option<Rc<Snapshot>>,
+    /// The row count the snapshot's files were gathered for (`None`: every file).
+    gathered_for: Option<usize>,
+    progress: ScanProgress,
+    done: bool,
     requests: u64,
     bytes: u64,
 }
@@ -33,109 +47,105 @@ pub fn DataTab() -> impl IntoView {
     let filter = RwSignal::new(String::new());
     let limit = RwSignal::new(STEP);
     let picked = RwSignal::new(None::<BTreeSet<String>>);
-    let result = RwSignal::new(Result::default());
-    let ran_for = RwSignal::new(None::<(u64, String, usize, Option<BTreeSet<String>>)>);
+    let loaded = RwSignal::new(None::<Loaded>);
+    let pager = StoredValue::new_local(Pager::default());
+    let status = RwSignal::new((0u64, 0u64, false));
+    let loading = RwSignal::new(false);
 
-    let run = move || {
+    // load `n` more rows of the current result (a new result when `fresh`)
+    let load = move |n: usize, fresh: bool| {
         let (Some(sess), Some(info)) = (ctx.session.get_untracked(), ctx.info.get_untracked())
         else {
             return;
         };
+        if loading.get_untracked() && !fresh {
+            return;
+        }
         let f = filter.get_untracked();
-        let n = limit.get_untracked();
-        let cols = picked.get_untracked();
-        ran_for.set(Some((info.version, f.clone(), n, cols.clone())));
+        let cols = picked.get_untracked().map(|c| {
+            info.schema
+                .fields()
+                .iter()
+                .map(|x| x.name.clone())
+                .filter(|x| c.contains(x))
+                .collect::<Vec<_>>()
+        });
+        let key = (info.version, f.clone(), cols.clone());
+        if fresh || pager.with_value(|p| p.key.as_ref() != Some(&key)) {
+            pager.set_value(Pager {
+                key: Some(key),
+                ..Default::default()
+            });
+            loaded.set(None);
+        } else if pager.with_value(|p| p.done) {
+            return;
+        }
+        loading.set(true);
+        let have = loaded.with_untracked(|l| l.as_ref().map_or(0, |l| l.rows()));
         ctx.run(
-            format!("reading up to {n} rows of version {}", info.version),
+            format!(
+                "reading rows {}–{} of version {}",
+                have + 1,
+                have + n,
+                info.version
+            ),
             async move {
-                let filter = if f.trim().is_empty() {
-                    None
-                } else {
-                    Some(Predicate::parse(&f).map_err(|e| explain(&e))?)
-                };
-                let columns = cols.map(|c| {
-                    info.schema
-                        .fields()
-                        .iter()
-                        .map(|x| x.name.clone())
-                        .filter(|x| c.contains(x))
-                        .collect::<Vec<_>>()
-                });
-                let opts = ScanOptions {
-                    columns,
-                    limit: Some(n),
-                    filter,
-                    ..Default::default()
-                };
-                let before = sess.stats();
-                // the files chosen while they stream: a preview of a million-file table
-                // keeps a handful of them, a partition filter that partition's
-                let snap = info
-                    .snapshot_for_scan(&opts)
-                    .await
-                    .map_err(|e| explain(&e))?;
-                let scan = snap.scan(opts).map_err(|e| explain(&e))?;
-                let schema = scan.schema_with([]);
-                let mut batches = Vec::new();
-                scan.execute(&mut |b| {
-                    batches.push(b);
-                    Ok(true)
-                })
-                .await
-                .map_err(|e| explain(&e))?;
-                let after = sess.stats();
-                let rows = batches.iter().map(|b| b.num_rows()).sum();
-                result.set(Result {
-                    schema: Some(schema),
-                    batches,
-                    rows,
-                    requests: after.requests - before.requests,
-                    bytes: after.bytes - before.bytes,
-                });
-                Ok(())
+                let result = load_page(&sess, &info, &f, cols, n, have, pager, loaded).await;
+                loading.set(false);
+                pager.with_value(|p| status.set((p.requests, p.bytes, p.done)));
+                result
             },
         );
     };
+    let run = move || load(limit.get_untracked().max(1), true);
+    let more = Callback::new(move |_| {
+        let n = limit.get_untracked().max(PAGE);
+        load(n, false);
+    });
     // run when the version changes (time travel changes the preview), beside the
     // counting of its files
     Effect::new(move || {
         if let Some(s) = ctx.info.get()
-            && ran_for.get_untracked().is_none_or(|r| r.0 != s.version)
+            && pager.with_value(|p| p.key.as_ref().is_none_or(|k| k.0 != s.version))
         {
             run();
         }
     });
-    let on_scroll = move |ev: leptos::ev::Event| {
-        use wasm_bindgen::JsCast;
-        let Some(el) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        else {
-            return;
-        };
-        let near_bottom = el.scroll_top() + el.client_height() + 40 >= el.scroll_height();
-        let r = result.get_untracked();
-        if near_bottom && ctx.busy.get_untracked().is_none() && r.rows >= limit.get_untracked() {
-            limit.update(|l| *l += STEP);
-            run();
-        }
-    };
     let download = move |kind: Format| {
-        let r = result.get_untracked();
-        let Some(schema) = r.schema else { return };
         let v = ctx.shown_version().unwrap_or(0);
-        let out = rows::file(kind, &schema, &r.batches).and_then(|d| {
-            rows::download(
-                &format!("deltalens-v{v}.{}", kind.extension()),
-                kind.content_type(),
-                &d,
-            )
+        let out = loaded.with_untracked(|l| {
+            let Some(l) = l else { return Ok(()) };
+            rows::file(kind, l.schema(), l.batches()).and_then(|d| {
+                rows::download(
+                    &format!("deltalens-v{v}.{}", kind.extension()),
+                    kind.content_type(),
+                    &d,
+                )
+            })
         });
-        match out {
-            Ok(()) => {}
-            Err(e) => ctx.error.set(Some(e)),
+        if let Err(e) = out {
+            ctx.error.set(Some(e));
         }
     };
+    let types = Signal::derive(move || {
+        let Some(info) = ctx.info.get() else {
+            return Vec::new();
+        };
+        let rows = schema_rows_of(&info.schema, info.partition_columns());
+        loaded.with(|l| {
+            l.as_ref().map_or(Vec::new(), |l| {
+                l.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| {
+                        rows.iter()
+                            .find(|r| r.depth == 0 && r.name == *f.name())
+                            .map_or_else(String::new, |r| r.delta_type.clone())
+                    })
+                    .collect()
+            })
+        })
+    });
     let columns = move || {
         let Some(s) = ctx.info.get() else {
             return Vec::new();
@@ -151,7 +161,7 @@ pub fn DataTab() -> impl IntoView {
             <form class="inline" on:submit=move |ev| { ev.prevent_default(); limit.set(limit.get_untracked().max(1)); run(); }>
                 <input id="filter" type="text" aria-label="filter (SQL WHERE)" placeholder="filter, e.g. price > 10 AND brand = 'nars'"
                     prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
-                <label>"limit "<input id="limit" class="num" type="number" min="1"
+                <label>"first rows "<input id="limit" class="num" type="number" min="1"
                     prop:value=move || limit.get().to_string()
                     on:change=move |ev| limit.set(event_target_value(&ev).parse().unwrap_or(STEP)) /></label>
                 <button id="run" type="submit">"Run"</button>
@@ -178,18 +188,132 @@ pub fn DataTab() -> impl IntoView {
                 }).collect_view()}
             </details>
             <p class="summary" id="data-summary">{move || {
-                let r = result.get();
-                format!("{} rows · {} requests, {} bytes for this result", r.rows, r.requests, r.bytes)
+                let rows = loaded.with(|l| l.as_ref().map_or(0, |l| l.rows()));
+                let (requests, bytes, done) = status.get();
+                let more = if done || rows == 0 { "" } else { " · scroll for more" };
+                format!("{rows} rows · {requests} requests, {bytes} bytes for this result{more}")
             }}</p>
-            <div class="scroll" tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll>
-                {move || {
-                    let r = result.get();
-                    r.schema.map(|s| match rows::grid(&s, &r.batches) {
-                        Ok(g) => grid_view(g, "data-grid", None).into_any(),
-                        Err(e) => view! { <p class="error">{e}</p> }.into_any(),
-                    })
-                }}
-            </div>
+            {move || if loaded.with(|l| l.is_none()) && loading.get() {
+                view! { <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div><div></div></div> }.into_any()
+            } else {
+                view! { <WindowGrid loaded=loaded types=types near_end=more id="data-grid" /> }.into_any()
+            }}
         </section>
     }
+}
+
+/// The files a page reads from: with no filter, those covering `rows` rows by their
+/// statistics (a preview of a million-file table gathers a handful); with one, every
+/// file the filter may match.
+async fn gather(
+    info: &VersionInfo,
+    filter: &Option<Predicate>,
+    columns: &Option<Vec<String>>,
+    rows: Option<usize>,
+) -> Result<Rc<Snapshot>, String> {
+    let opts = ScanOptions {
+        columns: columns.clone(),
+        limit: rows,
+        filter: filter.clone(),
+        ..Default::default()
+    };
+    let s = info
+        .snapshot_for_scan(&opts)
+        .await
+        .map_err(|e| explain(&e))?;
+    Ok(Rc::new(s))
+}
+
+/// Load `n` more rows into `loaded` (which holds `have`), resuming where the last page
+/// stopped, and gathering more of the version's files once those gathered are read.
+#[allow(clippy::too_many_arguments)]
+async fn load_page(
+    sess: &Session,
+    info: &VersionInfo,
+    filter: &str,
+    columns: Option<Vec<String>>,
+    n: usize,
+    have: usize,
+    pager: StoredValue<Pager, LocalStorage>,
+    loaded: RwSignal<Option<Loaded>>,
+) -> Result<(), String> {
+    let predicate = if filter.trim().is_empty() {
+        None
+    } else {
+        Some(Predicate::parse(filter).map_err(|e| explain(&e))?)
+    };
+    let before = sess.stats();
+    let mut got = 0usize;
+    let result = async {
+        loop {
+            let snapshot = match pager.with_value(|p| p.snapshot.clone()) {
+                Some(s) => s,
+                None => {
+                    let want = predicate.is_none().then_some(have + n);
+                    let s = gather(info, &predicate, &columns, want).await?;
+                    pager.update_value(|p| {
+                        p.snapshot = Some(s.clone());
+                        p.gathered_for = want;
+                    });
+                    s
+                }
+            };
+            let mut progress = pager.with_value(|p| p.progress.clone());
+            let opts = ScanOptions {
+                columns: columns.clone(),
+                limit: Some(n - got + progress.rows_to_skip()),
+                batch_size: BATCH,
+                filter: predicate.clone(),
+                ..Default::default()
+            };
+            let scan = snapshot.scan(opts).map_err(|e| explain(&e))?;
+            if loaded.with_untracked(|l| l.is_none()) {
+                loaded.set(Some(Loaded::new(scan.schema())));
+            }
+            let mut failed = None;
+            let (_, done) = scan
+                .execute_resuming(&mut progress, &mut |b| {
+                    got += b.num_rows();
+                    loaded.update(|l| {
+                        if let Some(l) = l
+                            && let Err(e) = l.append(b)
+                        {
+                            failed = Some(e.to_string());
+                        }
+                    });
+                    Ok(failed.is_none())
+                })
+                .await
+                .map_err(|e| explain(&e))?;
+            pager.update_value(|p| p.progress = progress);
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if got >= n || !done {
+                return Ok(());
+            }
+            // every gathered file is read: gather more, unless every file was
+            let Some(gathered) = pager.with_value(|p| p.gathered_for) else {
+                pager.update_value(|p| p.done = true);
+                return Ok(());
+            };
+            let more = gathered.saturating_mul(4).max(have + n);
+            let s = gather(info, &predicate, &columns, Some(more)).await?;
+            if s.files.len() <= snapshot.files.len() {
+                pager.update_value(|p| p.done = true);
+                return Ok(());
+            }
+            pager.update_value(|p| {
+                p.snapshot = Some(s);
+                p.gathered_for = Some(more);
+            });
+        }
+    }
+    .await;
+    let after = sess.stats();
+    pager.update_value(|p| {
+        p.requests += after.requests - before.requests;
+        p.bytes += after.bytes - before.bytes;
+    });
+    result
 }

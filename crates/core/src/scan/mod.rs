@@ -8,11 +8,13 @@
 //! index; the decoded-bytes budget), [`decode`] (a file's footer, then its row groups
 //! through the Parquet push decoder), and [`rows`] (each decoded batch in the logical
 //! schema, then the row pipeline: deletion-vector mask → filter → projection → limit).
-//! [`file`] names a data file and the rows to take from it.
+//! [`file`] names a data file and the rows to take from it; [`resume`] continues a scan
+//! where an earlier one stopped.
 
 mod decode;
 pub mod file;
 mod plan;
+mod resume;
 mod rows;
 
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use crate::schema::StructField;
 use crate::snapshot::Snapshot;
 
 pub use file::{FileRead, RowMask, data_file_path};
+pub use resume::ScanProgress;
 
 /// Default rows per batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;

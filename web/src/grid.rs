@@ -1,0 +1,261 @@
+//! The windowed grid of the Data tab: only the rows in view (and a few either side) are
+//! in the DOM, formatted from the loaded batches when they scroll into view, so 100,000
+//! loaded rows cost what 60 do. Headers show each column's type, nulls and range over
+//! the loaded rows and sort them; a selected cell or its row copies as JSON.
+
+use deltalens_present::loaded::Loaded;
+use leptos::prelude::*;
+
+/// Height of one row in CSS pixels (`.window tbody tr` in style.css).
+pub const ROW_PX: f64 = 26.0;
+/// Rows rendered above and below the visible ones.
+const OVERSCAN: usize = 12;
+/// Rows a viewport is assumed to hold before it is measured.
+const FIRST_VIEW: usize = 30;
+
+/// Which rows to render: the display positions `[first, end)`.
+pub fn window(scroll_top: f64, view_px: f64, rows: usize) -> (usize, usize) {
+    let top = (scroll_top.max(0.0) / ROW_PX) as usize;
+    let shown = if view_px > 0.0 {
+        (view_px / ROW_PX).ceil() as usize
+    } else {
+        FIRST_VIEW
+    };
+    let first = top.saturating_sub(OVERSCAN).min(rows);
+    let end = top.saturating_add(shown).saturating_add(OVERSCAN).min(rows);
+    (first, end.max(first))
+}
+
+/// What the header of column `i` says under its name.
+fn column_note(l: &Loaded, i: usize, type_name: &str) -> (String, String) {
+    let Some(s) = l.stats().get(i) else {
+        return (type_name.to_string(), String::new());
+    };
+    let nulls = format!("{} null{}", s.nulls, if s.nulls == 1 { "" } else { "s" });
+    let range = match (&s.min, &s.max) {
+        (Some(lo), Some(hi)) => {
+            let lo = l.value_text(i, lo).unwrap_or_default();
+            let hi = l.value_text(i, hi).unwrap_or_default();
+            format!("{} … {}", clip(&lo), clip(&hi))
+        }
+        _ => String::new(),
+    };
+    let note = if range.is_empty() {
+        nulls
+    } else {
+        format!("{nulls} · {range}")
+    };
+    (type_name.to_string(), note)
+}
+
+/// At most 24 characters of a value for a header.
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 24 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(23).collect::<String>())
+    }
+}
+
+/// Copy `text` to the clipboard; what to tell the user.
+fn copy(text: String, what: &str) -> String {
+    let Some(w) = web_sys::window() else {
+        return "no window to copy from".into();
+    };
+    let _ = w.navigator().clipboard().write_text(&text);
+    format!("copied the {what} as JSON")
+}
+
+/// The grid over `loaded`; `types` names each column's Delta type; `near_end` is called
+/// when the view comes within a few screens of the last loaded row.
+#[component]
+pub fn WindowGrid(
+    loaded: RwSignal<Option<Loaded>>,
+    types: Signal<Vec<String>>,
+    near_end: Callback<()>,
+    id: &'static str,
+) -> impl IntoView {
+    let scroll_top = RwSignal::new(0.0f64);
+    let view_px = RwSignal::new(0.0f64);
+    let sort = RwSignal::new(None::<(usize, bool)>);
+    let selected = RwSignal::new(None::<(usize, usize)>);
+    let said = RwSignal::new(String::new());
+    let el = NodeRef::<leptos::html::Div>::new();
+    let rows = Memo::new(move |_| loaded.with(|l| l.as_ref().map_or(0, |l| l.rows())));
+    // the order of the loaded rows: as loaded, or by the sorted column (again as pages
+    // arrive)
+    let order = Memo::new(move |_| {
+        let _ = rows.get();
+        let (col, desc) = sort.get()?;
+        loaded.with_untracked(|l| l.as_ref().and_then(|l| l.order_by(col, desc).ok()))
+    });
+    let at = move |pos: usize| {
+        order.with(|o| {
+            o.as_ref()
+                .map_or(pos, |o| o.get(pos).copied().unwrap_or(pos))
+        })
+    };
+    let on_scroll = move |_| {
+        if let Some(e) = el.get_untracked() {
+            scroll_top.set(e.scroll_top() as f64);
+            view_px.set(e.client_height() as f64);
+            let bottom = e.scroll_top() as f64 + 3.0 * e.client_height() as f64;
+            if bottom >= rows.get_untracked() as f64 * ROW_PX {
+                near_end.run(());
+            }
+        }
+    };
+    // a new result starts at the top, unsorted
+    Effect::new(move |prev: Option<usize>| {
+        let n = rows.get();
+        if n < prev.unwrap_or(0) {
+            sort.set(None);
+            selected.set(None);
+            if let Some(e) = el.get_untracked() {
+                e.set_scroll_top(0);
+            }
+            scroll_top.set(0.0);
+        }
+        if let Some(e) = el.get_untracked() {
+            view_px.set(e.client_height() as f64);
+        }
+        n
+    });
+    let head = move || {
+        loaded.with(|l| {
+            let Some(l) = l else { return Vec::new() };
+            let types = types.get();
+            l.schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let (ty, note) = column_note(l, i, types.get(i).map_or("", |t| t.as_str()));
+                    (i, f.name().clone(), ty, note)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let body = move || {
+        let n = rows.get();
+        let (first, end) = window(scroll_top.get(), view_px.get(), n);
+        let picked: Vec<usize> = (first..end).map(at).collect();
+        let cells = loaded
+            .with(|l| l.as_ref().map(|l| l.text(&picked, "∅")))
+            .unwrap_or(Ok(Vec::new()));
+        let sel = selected.get();
+        let width = loaded.with(|l| l.as_ref().map_or(1, |l| l.schema().fields().len().max(1)));
+        match cells {
+            Err(e) => {
+                view! { <tr><td colspan=width class="error">{e.to_string()}</td></tr> }.into_any()
+            }
+            Ok(cells) => {
+                let rows_view = cells
+                    .into_iter()
+                    .zip(first..end)
+                    .map(|(r, pos)| {
+                        let tds = r
+                            .into_iter()
+                            .enumerate()
+                            .map(|(c, text)| {
+                                let on = sel == Some((pos, c));
+                                view! {
+                                    <td class:selected=on aria-selected=on.then_some("true")
+                                        on:click=move |_| selected.set(Some((pos, c)))>{text}</td>
+                                }
+                            })
+                            .collect_view();
+                        view! { <tr class="row" aria-rowindex=(pos + 2).to_string()>{tds}</tr> }
+                    })
+                    .collect_view();
+                let above = format!("height: {}px", first as f64 * ROW_PX);
+                let below = format!("height: {}px", (n - end) as f64 * ROW_PX);
+                view! {
+                    <tr class="spacer" aria-hidden="true" style=above><td colspan=width></td></tr>
+                    {rows_view}
+                    <tr class="spacer" aria-hidden="true" style=below><td colspan=width></td></tr>
+                }
+                .into_any()
+            }
+        }
+    };
+    let copy_cell = move |_| {
+        let Some((pos, c)) = selected.get_untracked() else {
+            return;
+        };
+        let out = loaded.with_untracked(|l| {
+            let l = l.as_ref()?;
+            let row = l.row_json(at(pos)).ok()?;
+            let name = l.schema().fields().get(c)?.name().clone();
+            Some(
+                row.get(&name)
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null)
+                    .to_string(),
+            )
+        });
+        said.set(out.map_or("nothing to copy".into(), |t| copy(t, "cell")));
+    };
+    let copy_row = move |_| {
+        let Some((pos, _)) = selected.get_untracked() else {
+            return;
+        };
+        let out =
+            loaded.with_untracked(|l| l.as_ref()?.row_json(at(pos)).ok().map(|r| r.to_string()));
+        said.set(out.map_or("nothing to copy".into(), |t| copy(t, "row")));
+    };
+    view! {
+        <div class="grid-tools">
+            <button type="button" id="copy-cell" disabled=move || selected.get().is_none() on:click=copy_cell>"Copy cell"</button>
+            <button type="button" id="copy-row" disabled=move || selected.get().is_none() on:click=copy_row>"Copy row"</button>
+            <span class="muted">{move || if selected.get().is_some() { String::new() } else { "select a cell to copy it or its row as JSON".into() }}</span>
+            <span role="status" id="copy-said">{move || said.get()}</span>
+        </div>
+        <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll>
+            <table id=id aria-rowcount=move || (rows.get() + 1).to_string()>
+                <thead><tr>
+                    {move || head().into_iter().map(|(i, name, ty, note)| {
+                        let state = move || match sort.get() {
+                            Some((c, false)) if c == i => "ascending",
+                            Some((c, true)) if c == i => "descending",
+                            _ => "none",
+                        };
+                        view! {
+                            <th aria-sort=state>
+                                <button type="button" class="sort" title="sort the loaded rows"
+                                    on:click=move |_| sort.update(|s| *s = match *s {
+                                        Some((c, false)) if c == i => Some((i, true)),
+                                        Some((c, true)) if c == i => None,
+                                        _ => Some((i, false)),
+                                    })>
+                                    <span class="name">{name}</span>
+                                </button>
+                                <span class="type">{ty}</span>
+                                <span class="stats" title=note.clone()>{note.clone()}</span>
+                            </th>
+                        }
+                    }).collect_view()}
+                </tr></thead>
+                <tbody>{body}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_covers_the_view_and_a_margin() {
+        assert_eq!(window(0.0, 0.0, 0), (0, 0));
+        assert_eq!(window(0.0, 0.0, 10), (0, 10));
+        assert_eq!(window(0.0, 260.0, 100_000), (0, 10 + OVERSCAN));
+        let (first, end) = window(26_000.0, 520.0, 100_000);
+        assert_eq!(first, 1000 - OVERSCAN);
+        assert_eq!(end, 1000 + 20 + OVERSCAN);
+        // scrolled past the end (rows replaced by fewer): nothing, no panic
+        assert_eq!(window(1e9, 520.0, 5), (5, 5));
+        assert_eq!(window(-5.0, 520.0, 5), (0, 5));
+    }
+}
