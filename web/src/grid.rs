@@ -48,6 +48,22 @@ fn column_note(l: &Loaded, i: usize, type_name: &str) -> (String, String) {
     (type_name.to_string(), note)
 }
 
+/// A column's width in CSS pixels, from its type and name: the table's layout is fixed,
+/// so columns keep their widths while rows scroll by and no row is measured.
+pub fn column_px(name: &str, type_name: &str) -> u32 {
+    let chars: u32 = match type_name {
+        "boolean" => 8,
+        "byte" | "short" | "integer" | "date" => 11,
+        "long" | "float" | "double" => 14,
+        "timestamp" | "timestamp_ntz" => 22,
+        t if t.starts_with("decimal") => 14,
+        t if t.starts_with("struct") || t.starts_with("array") || t.starts_with("map") => 32,
+        _ => 24,
+    };
+    let name_chars = name.chars().count().min(40) as u32 + 3;
+    chars.max(name_chars).min(40) * 8 + 14
+}
+
 /// At most 24 characters of a value for a header.
 fn clip(s: &str) -> String {
     if s.chars().count() <= 24 {
@@ -131,7 +147,8 @@ pub fn WindowGrid(
                 .enumerate()
                 .map(|(i, f)| {
                     let (ty, note) = column_note(l, i, types.get(i).map_or("", |t| t.as_str()));
-                    (i, f.name().clone(), ty, note)
+                    let px = column_px(f.name(), &ty);
+                    (i, f.name().clone(), ty, note, px)
                 })
                 .collect::<Vec<_>>()
         })
@@ -212,16 +229,17 @@ pub fn WindowGrid(
             <span role="status" id="copy-said">{move || said.get()}</span>
         </div>
         <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll>
-            <table id=id aria-rowcount=move || (rows.get() + 1).to_string()>
+            <table id=id aria-rowcount=move || (rows.get() + 1).to_string()
+                style=move || format!("table-layout: fixed; width: {}px", head().iter().map(|h| h.4).sum::<u32>().max(1))>
                 <thead><tr>
-                    {move || head().into_iter().map(|(i, name, ty, note)| {
+                    {move || head().into_iter().map(|(i, name, ty, note, px)| {
                         let state = move || match sort.get() {
                             Some((c, false)) if c == i => "ascending",
                             Some((c, true)) if c == i => "descending",
                             _ => "none",
                         };
                         view! {
-                            <th aria-sort=state>
+                            <th aria-sort=state style=format!("width: {px}px")>
                                 <button type="button" class="sort" title="sort the loaded rows"
                                     on:click=move |_| sort.update(|s| *s = match *s {
                                         Some((c, false)) if c == i => Some((i, true)),
@@ -245,6 +263,14 @@ pub fn WindowGrid(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_are_as_wide_as_their_type_or_name() {
+        assert_eq!(column_px("id", "long"), 14 * 8 + 14);
+        assert_eq!(column_px("a_rather_long_column_name", "long"), 28 * 8 + 14);
+        assert_eq!(column_px(&"x".repeat(500), "string"), 40 * 8 + 14);
+        assert_eq!(column_px("s", "struct<a:int>"), 32 * 8 + 14);
+    }
 
     #[test]
     fn the_window_covers_the_view_and_a_margin() {

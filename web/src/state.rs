@@ -436,6 +436,18 @@ pub async fn next_frame() {
     after_next_frame().await
 }
 
+/// Resolves in a later task: the browser may handle input and paint in between (a
+/// storage read answered from the session's cache resolves at once, so long work made
+/// of such reads would otherwise run as one task).
+pub async fn yield_to_browser() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
 async fn after_next_frame() {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         if let Some(w) = web_sys::window() {

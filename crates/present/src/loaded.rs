@@ -117,8 +117,21 @@ impl Loaded {
 
     /// The rows `rows` (row numbers of the loaded rows, in display order) as one batch.
     fn pick(&self, rows: &[usize]) -> Result<RecordBatch> {
-        let at: Vec<(usize, usize)> = rows.iter().filter_map(|i| self.locate(*i)).collect();
-        let batches: Vec<&RecordBatch> = self.batches.iter().collect();
+        // only the batches the rows are in: interleaving may set up every batch it is
+        // given, and a grid holds hundreds of them
+        let mut used: Vec<usize> = Vec::new();
+        let mut at: Vec<(usize, usize)> = Vec::with_capacity(rows.len());
+        for (b, r) in rows.iter().filter_map(|i| self.locate(*i)) {
+            let k = match used.iter().position(|u| *u == b) {
+                Some(k) => k,
+                None => {
+                    used.push(b);
+                    used.len() - 1
+                }
+            };
+            at.push((k, r));
+        }
+        let batches: Vec<&RecordBatch> = used.iter().filter_map(|b| self.batches.get(*b)).collect();
         if batches.is_empty() || at.is_empty() {
             return Ok(RecordBatch::new_empty(self.schema.clone()));
         }

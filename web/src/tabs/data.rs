@@ -16,14 +16,15 @@ use crate::errors::explain;
 use crate::grid::WindowGrid;
 use crate::rows;
 use crate::session::Session;
-use crate::state::use_ctx;
+use crate::state::{use_ctx, yield_to_browser};
 
 /// Rows the first page loads unless the limit field says otherwise.
 const STEP: usize = 100;
 /// Rows each later page loads (while scrolling), at least.
 const PAGE: usize = 1000;
-/// Rows per decoded batch: small enough that a page arrives in short tasks.
-const BATCH: usize = 1024;
+/// Rows per decoded batch, and per resumed scan between which the tab yields to the
+/// browser: a page of rows arrives in short tasks (no long task while scrolling).
+const BATCH: usize = 256;
 
 /// Where the loading of one result stands: the files gathered so far (a preview of a
 /// big table gathers only the first ones), how far the scan got, and whether the end is
@@ -244,6 +245,7 @@ async fn load_page(
     };
     let before = sess.stats();
     let mut got = 0usize;
+    let mut stalls = 0;
     let result = async {
         loop {
             let snapshot = match pager.with_value(|p| p.snapshot.clone()) {
@@ -259,9 +261,10 @@ async fn load_page(
                 }
             };
             let mut progress = pager.with_value(|p| p.progress.clone());
+            let got_before = got;
             let opts = ScanOptions {
                 columns: columns.clone(),
-                limit: Some(n - got + progress.rows_to_skip()),
+                limit: Some((n - got).min(BATCH) + progress.rows_to_skip()),
                 batch_size: BATCH,
                 filter: predicate.clone(),
                 ..Default::default()
@@ -289,8 +292,18 @@ async fn load_page(
             if let Some(e) = failed {
                 return Err(e);
             }
-            if got >= n || !done {
+            if got >= n {
                 return Ok(());
+            }
+            if !done {
+                // each resumed scan returns rows or finishes; one that does neither twice
+                // would loop: stop with a message instead
+                stalls = if got == got_before { stalls + 1 } else { 0 };
+                if stalls > 1 {
+                    return Err("reading rows made no progress; reload the table".into());
+                }
+                yield_to_browser().await;
+                continue;
             }
             // every gathered file is read: gather more, unless every file was
             let Some(gathered) = pager.with_value(|p| p.gathered_for) else {

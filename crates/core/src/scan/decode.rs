@@ -44,7 +44,7 @@ impl Scan<'_> {
             };
             // with a row mask, rows the decoder returns may be dropped: no limit
             let decode_limit = match (&file.rows, &self.options.filter) {
-                (RowMask::All, None) => remaining,
+                (RowMask::All | RowMask::From(_), None) => remaining,
                 _ => None,
             };
             let read = RowGroupRead {

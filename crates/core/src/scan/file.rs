@@ -44,6 +44,9 @@ pub enum RowMask {
     Without(RoaringTreemap),
     /// Only these rows (rows a deletion vector newly deleted, for change data).
     Only(RoaringTreemap),
+    /// The rows from this position on (a resumed scan): the rows before it are left out
+    /// by the decoder's row selection, never decoded.
+    From(u64),
 }
 
 impl RowMask {
@@ -61,6 +64,7 @@ impl RowMask {
             RowMask::All => true,
             RowMask::Without(d) => !d.contains(row),
             RowMask::Only(k) => k.contains(row),
+            RowMask::From(p) => row >= *p,
         }
     }
 
@@ -71,6 +75,7 @@ impl RowMask {
             RowMask::All => n == 0,
             RowMask::Without(d) => d.range_cardinality(rows) == n,
             RowMask::Only(k) => k.range_cardinality(rows) == 0,
+            RowMask::From(p) => rows.end <= *p,
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::RowSelection;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 
 use super::file::FileLayout;
 use super::{FileRead, RowMask, Scan, ScanMetrics};
@@ -86,10 +86,24 @@ impl Scan<'_> {
             _ => (false, None),
         };
         if pruned || file.rows.skips_all(row_start..row_start + rg_rows) {
-            RowGroupPlan::Skip
-        } else {
-            RowGroupPlan::Read(selection)
+            return RowGroupPlan::Skip;
         }
+        // a resumed scan: the rows before the position are never decoded
+        let selection = match file.rows {
+            RowMask::From(p) if p > row_start => {
+                let skip = (p - row_start) as usize;
+                let prefix = RowSelection::from(vec![
+                    RowSelector::skip(skip),
+                    RowSelector::select((rg_rows as usize).saturating_sub(skip)),
+                ]);
+                Some(match selection {
+                    Some(s) => s.intersection(&prefix),
+                    None => prefix,
+                })
+            }
+            _ => selection,
+        };
+        RowGroupPlan::Read(selection)
     }
 
     /// Rows the limit still allows (`None`: no limit).

@@ -160,7 +160,8 @@ fn without_deleted(
     first_row: u64,
     m: &mut ScanMetrics,
 ) -> Result<RecordBatch> {
-    if matches!(mask, RowMask::All) {
+    // From: the decoder's row selection left the rows before it out already
+    if matches!(mask, RowMask::All | RowMask::From(_)) {
         return Ok(batch);
     }
     let n = batch.num_rows() as u64;
