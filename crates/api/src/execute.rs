@@ -554,7 +554,7 @@ mod tests {
             max_rows_buffered: Some(10),
             max_decoded_bytes: None,
         };
-        let e = block_on(crate::respond(api, &demo(), limits)).unwrap_err();
+        let e = block_on(crate::respond(api, &demo(), limits, 0)).unwrap_err();
         assert_eq!(e.code(), "rows_buffered_budget_exceeded");
     }
 
@@ -566,7 +566,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
             let api = crate::request::parse_get("/v1/files", &params).unwrap();
-            let r = block_on(crate::respond(api, &demo(), Limits::default())).unwrap();
+            let r = block_on(crate::respond(api, &demo(), Limits::default(), 0)).unwrap();
             let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
             v.as_array().unwrap().clone()
         };

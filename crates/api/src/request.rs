@@ -2,6 +2,9 @@
 //!
 //! - `GET /v1/info|schema|history|files?table=URL[&version=N|&timestamp=T]` (`history`
 //!   takes `limit`; `files` takes `limit` and `offset`: a page in log order, streamed);
+//! - `GET /v1/health?table=URL[&version=N|&timestamp=T][&now=T]`: the table health report
+//!   (`deltalens health --json`); ages and the tombstone retention window are measured
+//!   from the server's clock, or from `now` (a timestamp) for a report that does not change;
 //! - `GET /v1/scan?table=URL[&version|timestamp][&columns=a,b][&filter=EXPR][&limit=N][&format=]`;
 //! - `GET /v1/changes?table=URL&from=V[&to=V][&columns][&filter][&limit][&format]` (`from`
 //!   and `to` are versions or timestamps, as `table_changes`);
@@ -45,6 +48,15 @@ pub enum ApiRequest {
         /// The version to read (latest by default).
         at: VersionSpec,
     },
+    /// `GET /v1/health`: the table health report.
+    Health {
+        /// The table URL.
+        table: String,
+        /// The version to read (latest by default).
+        at: VersionSpec,
+        /// The time to measure from, in ms since the epoch; `None`: the server's clock.
+        now_ms: Option<i64>,
+    },
     /// `GET /v1/schema`: the schema rows.
     Schema {
         /// The table URL.
@@ -86,6 +98,7 @@ impl ApiRequest {
     pub fn table(&self) -> &str {
         match self {
             ApiRequest::Info { table, .. }
+            | ApiRequest::Health { table, .. }
             | ApiRequest::Schema { table, .. }
             | ApiRequest::History { table, .. }
             | ApiRequest::Files { table, .. } => table,
@@ -214,6 +227,17 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 _ => ApiRequest::Schema { table, at },
             }
         }
+        "/v1/health" => {
+            p.only(&with(&["now"]))?;
+            ApiRequest::Health {
+                table: p.table()?,
+                at: p.at()?,
+                now_ms: p
+                    .get("now")
+                    .map(|t| parse_timestamp(t).map_err(|e| ApiError::param("now", e.to_string())))
+                    .transpose()?,
+            }
+        }
         "/v1/files" => {
             p.only(&with(&["limit", "offset"]))?;
             ApiRequest::Files {
@@ -301,7 +325,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
             return Err(ApiError::param(
                 "path",
                 format!(
-                    "{other} is not a route: GET /v1/info, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
+                    "{other} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
                 ),
             ));
         }
@@ -358,6 +382,37 @@ mod tests {
             ApiRequest::Info {
                 table: "s3://b/t".into(),
                 at: VersionSpec::Version(3)
+            }
+        );
+        let r = parse_get(
+            "/v1/health",
+            &params(&[("table", "s3://b/t"), ("version", "3")]),
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            ApiRequest::Health {
+                table: "s3://b/t".into(),
+                at: VersionSpec::Version(3),
+                now_ms: None,
+            }
+        );
+        assert_eq!(r.table(), "s3://b/t");
+        let r = parse_get(
+            "/v1/health/",
+            &params(&[
+                ("table", "s3://b/t"),
+                ("timestamp", "2024-01-01"),
+                ("now", "2024-01-02"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            ApiRequest::Health {
+                table: "s3://b/t".into(),
+                at: VersionSpec::Timestamp(1_704_067_200_000),
+                now_ms: Some(1_704_153_600_000),
             }
         );
         let r = parse_get(
@@ -452,6 +507,16 @@ mod tests {
             "from"
         );
         assert_eq!(name(parse_get("/v2/nothing", &params(&[]))), "path");
+        assert_eq!(name(parse_get("/v1/health", &params(&[]))), "table");
+        for (bad, param) in [("now", "now"), ("limit", "limit"), ("version", "version")] {
+            assert_eq!(
+                name(parse_get(
+                    "/v1/health",
+                    &params(&[("table", "x"), (bad, "yesterday-ish")])
+                )),
+                param
+            );
+        }
         assert_eq!(name(parse_query("  ", &[])), "sql");
         assert_eq!(name(parse_query("{\"sq\": 1}", &[])), "sql");
         let r = parse_query(

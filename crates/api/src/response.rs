@@ -1,9 +1,9 @@
 //! Answering an [`ApiRequest`] on an opened table: the JSON documents of `deltalens info |
-//! schema | files | history --json`, or rows in the requested format. The worker serves
+//! health | schema | files | history --json`, or rows in the requested format. The worker serves
 //! this; the tests run the same natively to compare.
 
 use deltalens_core::{Table, VersionSpec};
-use deltalens_present::{FileRow, Overview, encode};
+use deltalens_present::{FileRow, Health, Overview, encode};
 use serde::Serialize;
 
 use crate::error::{ApiError, Result};
@@ -70,8 +70,14 @@ async fn files(
 }
 
 /// Answer `api` on `table` (the URL it names, already allowed and opened) within
-/// `limits` (rows returned, rows held in memory on the way).
-pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<ApiResponse> {
+/// `limits` (rows returned, rows held in memory on the way); `now_ms` is the caller's
+/// clock (ms since the epoch), which the health report measures ages from.
+pub async fn respond(
+    api: ApiRequest,
+    table: &Table,
+    limits: Limits,
+    now_ms: i64,
+) -> Result<ApiResponse> {
     match api {
         // the version without its file list: totals are streamed over the files, and the
         // schema needs no file at all (a million-file table fits a worker's 128 MB)
@@ -82,6 +88,14 @@ pub async fn respond(api: ApiRequest, table: &Table, limits: Limits) -> Result<A
                 &Overview::of_version(table.location(), &v, Some(&totals)),
                 v.version,
             )
+        }
+        // streamed as for info: memory follows the partitions, not the files
+        ApiRequest::Health {
+            at, now_ms: asked, ..
+        } => {
+            let h = Health::of_table(table, at, asked.unwrap_or(now_ms)).await?;
+            let version = h.version;
+            document(&h, version)
         }
         ApiRequest::Schema { at, .. } => {
             let v = table.version_info(at).await?;

@@ -31,6 +31,10 @@ struct Cli {
 enum Command {
     /// Version, files, size, rows, protocol, properties and partitioning.
     Info(cmd::info::Args),
+    /// Is this table in good shape? Small files, partition skew, deletion vectors, files
+    /// without statistics, checkpoint, OPTIMIZE/VACUUM in the history and tombstones, each
+    /// with its figures, what it means and the usual remedy.
+    Health(cmd::health::Args),
     /// The Delta schema (logical names).
     Schema(cmd::schema::Args),
     /// Commit history, newest first (Trino's $history).
@@ -68,6 +72,7 @@ enum Command {
 async fn dispatch(command: Command) -> Result<String, CliError> {
     match command {
         Command::Info(a) => cmd::info::run(a).await,
+        Command::Health(a) => cmd::health::run(a).await,
         Command::Schema(a) => cmd::schema::run(a).await,
         Command::History(a) => cmd::history::run(a).await,
         Command::Files(a) => cmd::files::run(a).await,

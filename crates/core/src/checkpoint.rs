@@ -1,6 +1,7 @@
 //! Checkpoints: classic, multi-part and v2 (UUID-named JSON or Parquet, with sidecars).
 //! Parquet checkpoints are read with column projection: only the action columns the
-//! caller needs, never `stats_parsed` / `partitionValues_parsed` or tombstones.
+//! caller needs, never `stats_parsed` / `partitionValues_parsed`; tombstones only for
+//! [`stream_checkpoint_removes`] (VACUUM's retention, the health report).
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
@@ -9,8 +10,8 @@ use deltalens_storage::{ObjectMeta, Storage};
 use futures::{StreamExt, TryStreamExt};
 
 use crate::actions::{
-    Action, Add, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Sidecar,
-    StringMap, Txn, parse_actions,
+    Action, Add, DeletionVectorDescriptor, DomainMetadata, Format, Metadata, Protocol, Remove,
+    Sidecar, StringMap, Txn, parse_actions,
 };
 use crate::checkpoint_columns::{EXCLUDE, HEAD};
 use crate::error::{Error, Result};
@@ -182,6 +183,110 @@ pub async fn stream_checkpoint_adds<S: Storage + ?Sized>(
         }
     }
     Ok(())
+}
+
+/// The columns of a checkpoint's tombstones: what VACUUM's retention needs (path and
+/// deletion vector for reconciliation, deletion time, size), never their statistics.
+const REMOVE_COLUMNS: &[&[&str]] = &[
+    &["remove", "path"],
+    &["remove", "deletionTimestamp"],
+    &["remove", "dataChange"],
+    &["remove", "size"],
+    &["remove", "deletionVector"],
+];
+
+/// Stream the `remove` actions (tombstones) of a checkpoint made of `parts` (then of its
+/// v2 sidecars, which hold adds and removes) a batch at a time to `on_removes`, which
+/// returns false to stop: memory follows the batch, not the checkpoint. Only the
+/// tombstone columns are read (the adds' pages are never fetched from a Parquet file).
+pub async fn stream_checkpoint_removes<S: Storage + ?Sized>(
+    storage: &S,
+    parts: &[ObjectMeta],
+    on_removes: &mut dyn FnMut(Vec<Remove>) -> Result<bool>,
+) -> Result<()> {
+    let mut sidecars = Vec::new();
+    for part in parts {
+        if !stream_file_removes(
+            storage,
+            &part.path,
+            part.size,
+            true,
+            &mut sidecars,
+            on_removes,
+        )
+        .await?
+        {
+            return Ok(());
+        }
+    }
+    if sidecars.is_empty() {
+        return Ok(());
+    }
+    check_sidecar_count(parts, sidecars.len())?;
+    for s in &sidecars {
+        let (path, size) = locate_sidecar(storage, s).await?;
+        if !stream_file_removes(storage, &path, size, false, &mut Vec::new(), on_removes).await? {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The removes of one checkpoint file to `on_removes` (and, for a top-level file, its
+/// sidecar actions into `sidecars`); false when `on_removes` asked to stop.
+async fn stream_file_removes<S: Storage + ?Sized>(
+    storage: &S,
+    path: &str,
+    size: u64,
+    top_level: bool,
+    sidecars: &mut Vec<Sidecar>,
+    on_removes: &mut dyn FnMut(Vec<Remove>) -> Result<bool>,
+) -> Result<bool> {
+    if path.ends_with(".json") {
+        let data = storage.get(path).await?;
+        let mut removes = Vec::new();
+        for a in parse_actions(path, &data)? {
+            match a {
+                Action::Remove(r) => removes.push(r),
+                Action::Sidecar(s) if top_level => sidecars.push(s),
+                _ => {}
+            }
+        }
+        return on_removes(removes);
+    }
+    let with_sidecars: Vec<&[&str]> = REMOVE_COLUMNS
+        .iter()
+        .copied()
+        .chain(top_level.then_some(&["sidecar"][..]))
+        .collect();
+    let columns = Columns {
+        include: &with_sidecars,
+        exclude: EXCLUDE,
+    };
+    let mut go_on = true;
+    stream_parquet(
+        storage,
+        path,
+        size,
+        columns,
+        STREAM_WINDOW_ROWS,
+        None,
+        &mut |b| {
+            let mut removes = Vec::new();
+            removes_from_batch(path, &b, &mut removes)?;
+            let mut others = CheckpointActions::default();
+            // the batch holds removes and sidecars only: the sidecars come out as actions
+            actions_from_batch(path, &b, &mut others)?;
+            sidecars.extend(others.others.into_iter().filter_map(|a| match a {
+                Action::Sidecar(s) => Some(s),
+                _ => None,
+            }));
+            go_on = on_removes(removes)?;
+            Ok(go_on)
+        },
+    )
+    .await?;
+    Ok(go_on)
 }
 
 /// Sidecars at most this large are read whole when streaming a checkpoint's adds, up to
@@ -519,6 +624,26 @@ fn stats_json_lines(path: &str, sp: &StructArray) -> Result<(StructArray, Vec<St
         ));
     }
     Ok((sp.clone(), lines))
+}
+
+/// The tombstones (`remove` rows) of a checkpoint (or sidecar) batch.
+fn removes_from_batch(path: &str, b: &RecordBatch, out: &mut Vec<Remove>) -> Result<()> {
+    let Some(rm) = ActionColumn::of(b, "remove") else {
+        return Ok(());
+    };
+    let dv = rm.struct_field("deletionVector");
+    for i in (0..b.num_rows()).filter(|i| rm.valid(*i)) {
+        out.push(Remove {
+            path: required(str_at(rm.field("path"), i), path, i, "remove.path")?,
+            deletion_timestamp: i64_at(rm.field("deletionTimestamp"), i),
+            data_change: bool_at(rm.field("dataChange"), i).unwrap_or_default(),
+            partition_values: None,
+            size: i64_at(rm.field("size"), i),
+            stats: None,
+            deletion_vector: dv_at(dv.as_ref().map(|d| ActionColumn { array: d.array }), i),
+        });
+    }
+    Ok(())
 }
 
 /// Convert the rows of a checkpoint (or sidecar) batch to actions.

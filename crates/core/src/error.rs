@@ -212,6 +212,18 @@ pub enum Error {
         what: &'static str,
     },
 
+    /// A table property's value cannot be read (`delta.deletedFileRetentionDuration =
+    /// "interval 2 fortnights"`).
+    #[error("the table property {key} = {value:?} cannot be read: {reason}")]
+    InvalidProperty {
+        /// The property's key.
+        key: String,
+        /// Its value as written (cut to 80 characters).
+        value: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+
     /// The table schema could not be parsed or converted.
     #[error("invalid table schema: {message}")]
     InvalidSchema {

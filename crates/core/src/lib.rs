@@ -32,6 +32,7 @@ pub mod string_map;
 pub mod table;
 mod table_path;
 pub mod time_travel;
+pub mod tombstones;
 pub mod version_info;
 
 pub use deltalens_storage as storage;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::actions::{Add, Metadata, Protocol, StringMap};
+use crate::actions::{Add, Metadata, Protocol, Remove, StringMap};
 use crate::active_files::for_each_active_file;
 use crate::error::Result;
 use crate::file_totals::FileTotals;
@@ -19,6 +19,7 @@ use crate::schema::TableSchema;
 use crate::skipping::{FileStats, PartitionStats, could_match};
 use crate::snapshot::Snapshot;
 use crate::table::{Table, VersionSpec};
+use crate::tombstones::for_each_tombstone;
 
 /// Files counted between two progress reports of [`VersionInfo::file_totals`].
 pub const PROGRESS_EVERY_FILES: u64 = 50_000;
@@ -90,6 +91,16 @@ impl VersionInfo {
     /// count.
     pub async fn for_each_file(&self, on_file: &mut dyn FnMut(Add) -> Result<bool>) -> Result<()> {
         for_each_active_file(self.table.storage().as_ref(), &self.segment, None, on_file).await
+    }
+
+    /// Hand every tombstone (`remove` still in the log: the newer commits', then the
+    /// checkpoint's) to `on_remove`, until it returns false; memory follows a batch of the
+    /// checkpoint, not the tombstone count ([`crate::tombstones`]).
+    pub async fn for_each_tombstone(
+        &self,
+        on_remove: &mut dyn FnMut(Remove) -> Result<bool>,
+    ) -> Result<()> {
+        for_each_tombstone(self.table.storage().as_ref(), &self.segment, on_remove).await
     }
 
     /// Totals over the active files, streamed; `on_progress` sees the totals so far every

@@ -5,6 +5,9 @@
 //! - documents, typed and serializable: [`Overview`] (with [`warnings`]), [`FileRow`],
 //!   [`SchemaRow`] ([`schema_rows`]) and [`PartitionRow`] ([`partitions`], Trino's
 //!   `$partitions`); the history is the core's `HistoryEntry`;
+//! - [`health`]: the table health report ([`Health`]: findings, size histogram, partition
+//!   skew, tombstones), one computation for `deltalens health`, `GET /v1/health` and the
+//!   explorer;
 //! - [`rows`]: one streaming [`RowWriter`] for every output [`Format`];
 //! - [`cell`]: Arrow values as text cells (the grid, the aligned table, CSV, JSON);
 //! - [`loaded`]: rows loaded page by page for a grid (windows, column statistics, order);
@@ -16,6 +19,7 @@
 pub mod cell;
 mod error;
 mod files;
+pub mod health;
 pub mod loaded;
 mod overview;
 mod partitions;
@@ -26,6 +30,7 @@ pub mod value;
 
 pub use error::{PresentError, Result};
 pub use files::FileRow;
+pub use health::{Health, HealthTally};
 pub use overview::{NOT_COUNTED, Overview, ProtocolSummary, warnings, warnings_of};
 pub use partitions::{PartitionRow, PartitionTotals, partitions};
 pub use rows::{Format, RowWriter, encode};

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod changes;
 pub mod diff;
 pub mod files;
+pub mod health;
 pub mod history;
 pub mod info;
 pub mod query;
