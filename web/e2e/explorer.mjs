@@ -4,6 +4,7 @@
 // $ARTIFACTS. Prints budgets: page load → overview, requests/bytes for the first 100 rows.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 
 // playwright-core lives with the other npm tools in tools/
@@ -90,6 +91,34 @@ await check('demo: overview', async (page) => {
   assert.equal(await text(page, '#overview td[data-key="partition columns"]'), 'event_date');
   assert.match(await text(page, '#properties'), /delta\.enableChangeDataFeed\s+true/);
   assert.match(await text(page, '#overview td[data-key="commit time"]'), /^\d{4}-\d\d-\d\d/);
+  // cards at a glance
+  assert.equal(await text(page, '#card-version .value'), String(demo.version));
+  assert.equal(await text(page, '#card-files .value'), grouped(demo.files));
+  assert.equal(await text(page, '#card-rows .value'), grouped(demo.rows_latest));
+  assert.match(await text(page, '#card-commit .value'), / ago$/);
+  // the health report equals `deltalens health --json` of the same table: every finding's
+  // severity and summary (those with an age aside: the clocks differ), the histogram, the
+  // partitions
+  await page.waitForSelector('#health li.finding', { timeout: 60000 });
+  const cli = JSON.parse(execFileSync(process.env.DELTALENS_BIN, ['health', `${process.env.FIXTURES}/demo`, '--json']).toString());
+  const shown = await page.locator('#health li.finding').evaluateAll((lis) => lis.map((li) => ({
+    id: li.dataset.id, severity: li.querySelector('.badge').innerText.toLowerCase(), summary: li.querySelector('summary').innerText })));
+  assert.deepEqual(shown.map((f) => f.id), cli.findings.map((f) => f.id));
+  let compared = 0;
+  for (const [i, f] of cli.findings.entries()) {
+    assert.equal(shown[i].severity, f.severity, f.id);
+    if (/ ago/.test(f.summary)) continue;
+    assert.ok(shown[i].summary.endsWith(`${f.title}: ${f.summary}`), `${f.id}: ${shown[i].summary} vs ${f.summary}`);
+    compared++;
+  }
+  assert.ok(compared >= 5, `${compared} findings compared`);
+  const buckets = await page.locator('#chart-file-sizes li .label').allInnerTexts();
+  assert.deepEqual(buckets, cli.size_histogram.map((b) => b.label));
+  const parts = await page.locator('#chart-partitions li .label').allInnerTexts();
+  assert.deepEqual(parts, cli.partitions.top.map((p) => p.partition));
+  // a finding opens on what it means and the usual remedy
+  await page.click('#health li[data-id="small_files"] summary');
+  assert.match(await text(page, '#health li[data-id="small_files"]'), /Usual remedy: .*OPTIMIZE/);
   await page.screenshot({ path: `${ART}/demo-overview.png`, fullPage: true });
 });
 
@@ -360,6 +389,8 @@ await check('a shared link asks before using remembered credentials', async (pag
   await page.fill('#table-url', tableUrl('demo'));
   await page.click('#open');
   await waitText(page, '#overview td[data-key="version"]', new RegExp(`^${demo.version}$`));
+  // the page's background reads (totals, health) done: none of them is counted below
+  await page.waitForSelector('#health li.finding', { timeout: 60000 });
   const requests = [];
   page.on('request', (r) => requests.push(r.url()));
   await open(page, 'demo');

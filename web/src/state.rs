@@ -16,6 +16,7 @@ use deltalens_core::file_totals::FileTotals;
 use deltalens_core::time_travel::parse_timestamp;
 use deltalens_core::version_info::PROGRESS_EVERY_FILES;
 use deltalens_core::{HistoryEntry, VersionInfo, VersionSpec};
+use deltalens_present::health::{HISTORY_COMMITS, Health, HealthTally, VersionFacts};
 use deltalens_present::{PartitionRow, PartitionTotals};
 use futures::future::{AbortHandle, Abortable};
 use leptos::prelude::*;
@@ -77,6 +78,9 @@ pub struct Ctx {
     pub totals: RwSignal<Option<(FileTotals, bool)>>,
     /// Its `$partitions`, from the same pass over its files, once complete.
     pub partitions: RwSignal<Option<Vec<PartitionRow>>>,
+    /// Its health report: the same pass over its files, then its tombstones and the
+    /// newest commits of history, once read.
+    pub health: RwSignal<Option<Health>>,
     /// The version whose files are being counted, while they are.
     pub counting: RwSignal<Option<u64>>,
     /// The newest version known.
@@ -107,6 +111,7 @@ impl Ctx {
             info: RwSignal::new_local(None),
             totals: RwSignal::new(None),
             partitions: RwSignal::new(None),
+            health: RwSignal::new(None),
             counting: RwSignal::new(None),
             latest: RwSignal::new(None),
             version: RwSignal::new(None),
@@ -192,12 +197,17 @@ impl Ctx {
         spawn_local(async move {
             // the version's schema, properties and history render first
             after_next_frame().await;
+            let now_ms = js_sys::Date::now() as i64;
             let pass = async {
                 let mut totals = FileTotals::new();
                 let mut parts = PartitionTotals::default();
+                let mut tally = HealthTally::new(&info.metadata, now_ms);
+                let partitioned = !info.partition_columns().is_empty();
                 let mut failed = None;
                 info.for_each_file(&mut |f| {
-                    if let Err(e) = parts.add(info.partition_values_json(&f)?, &f) {
+                    let values = info.partition_values_json(&f)?;
+                    tally.file(&f, partitioned.then_some(&values));
+                    if let Err(e) = parts.add(values, &f) {
                         failed = Some(explain_present(&e));
                         return Ok(false);
                     }
@@ -210,13 +220,33 @@ impl Ctx {
                 })
                 .await
                 .map_err(|e| explain(&e))?;
-                failed.map_or(Ok((totals, parts.finish())), Err)
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                self.totals.set(Some((totals, true)));
+                self.partitions.set(Some(parts.finish()));
+                // then the health report: the tombstones and the newest commits
+                info.for_each_tombstone(&mut |r| {
+                    tally.tombstone(&r);
+                    Ok(true)
+                })
+                .await
+                .map_err(|e| explain(&e))?;
+                let Some(sess) = self.session.get_untracked() else {
+                    return Ok(());
+                };
+                let history = sess
+                    .table
+                    .history(Some(HISTORY_COMMITS))
+                    .await
+                    .map_err(|e| explain(&e))?;
+                let facts = VersionFacts::of(&sess.url, &info);
+                self.health
+                    .set(Some(Health::build(facts, tally, &history, now_ms)));
+                Ok(())
             };
             match Abortable::new(pass, reg).await {
-                Ok(Ok((totals, parts))) => {
-                    self.totals.set(Some((totals, true)));
-                    self.partitions.set(Some(parts));
-                }
+                Ok(Ok(())) => {}
                 Ok(Err(e)) => self.error.set(Some(e)),
                 // stopped: another version is shown, or the user cancelled
                 Err(_) => return,
@@ -303,6 +333,7 @@ impl Ctx {
             let info = Arc::new(info);
             self.totals.set(None);
             self.partitions.set(None);
+            self.health.set(None);
             self.info.set(Some(Arc::clone(&info)));
             self.count_files(info);
             Ok(())
@@ -344,6 +375,7 @@ impl Ctx {
                 self.info.set(None);
                 self.totals.set(None);
                 self.partitions.set(None);
+                self.health.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());
                 if is_catalog(&s_url(&self)) {

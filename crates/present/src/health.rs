@@ -1063,8 +1063,9 @@ fn checkpoint_finding(c: &CheckpointFigures) -> Finding {
     };
     let summary = match c.version {
         Some(v) => format!(
-            "{} commits since the checkpoint at version {v}",
-            c.commits_since
+            "{} commit{} since the checkpoint at version {v}",
+            c.commits_since,
+            if c.commits_since == 1 { "" } else { "s" }
         ),
         None => format!(
             "no checkpoint: opening the table replays {} commits",

@@ -73,6 +73,42 @@ pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -
     .into_any()
 }
 
+/// A horizontal bar chart of `(label, value, value as text)`: labels and values are text
+/// (read by screen readers and on hover alike), the bars scale to the largest value.
+pub fn hbars(title: &'static str, points: Vec<(String, f64, String)>, id: &'static str) -> AnyView {
+    if points.iter().all(|p| p.1 <= 0.0) {
+        return view! {
+            <figure class="hbars empty" id=id>
+                <figcaption>{title}</figcaption>
+                <p>"No data."</p>
+            </figure>
+        }
+        .into_any();
+    }
+    let max = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0);
+    let rows = points
+        .into_iter()
+        .map(|(label, v, text)| {
+            let pct = (v / max * 100.0).clamp(0.0, 100.0);
+            let tip = format!("{label}: {text}");
+            view! {
+                <li title=tip>
+                    <span class="label">{label}</span>
+                    <span class="bar"><span style=format!("width: {pct:.1}%")></span></span>
+                    <span class="value">{text}</span>
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <figure class="hbars" id=id>
+            <figcaption>{title}</figcaption>
+            <ul>{rows}</ul>
+        </figure>
+    }
+    .into_any()
+}
+
 /// The text alternative of a bar chart: how many bars, the range, the largest.
 pub fn chart_summary(title: &str, points: &[(String, f64)]) -> String {
     let Some(top) = points.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {

@@ -1,9 +1,100 @@
-//! Overview: version, commit time, files, size, rows, partitioning, protocol and table
-//! features, properties (Trino's `$properties`) and warnings.
+//! Overview: cards to read at a glance (version, last commit and its age, files, size,
+//! rows, rows hidden by deletion vectors, partitions), the table's health (findings with
+//! what they mean and the usual remedy, a file-size histogram, size per partition), then
+//! the details: commit time, protocol and table features, properties (Trino's
+//! `$properties`) and warnings.
 
+use deltalens_present::health::{Health, duration};
+use deltalens_present::value::bytes;
 use leptos::prelude::*;
 
+use crate::format::group_digits;
 use crate::state::use_ctx;
+use crate::tabs::hbars;
+
+/// A card: a label, a value, a note under it.
+fn card(id: &'static str, label: &'static str, value: String, note: String) -> impl IntoView {
+    view! {
+        <div class="card" id=id>
+            <div class="label">{label}</div>
+            <div class="value">{value}</div>
+            <div class="note">{note}</div>
+        </div>
+    }
+}
+
+/// The health panel: one row per finding, its figures, meaning and remedy on demand; the
+/// file-size histogram and the size per partition.
+fn health_view(h: Health) -> impl IntoView {
+    let findings = h
+        .findings
+        .into_iter()
+        .map(|f| {
+            let sev = f.severity.as_str();
+            let figures = f
+                .figures
+                .into_iter()
+                .map(|x| view! { <tr><th>{x.label}</th><td>{x.value}</td></tr> })
+                .collect_view();
+            view! {
+                <li class=format!("finding {sev}") data-id=f.id>
+                    <details>
+                        <summary><span class="badge">{sev}</span>" "<b>{f.title}</b>": "{f.summary}</summary>
+                        <table class="kv">{figures}</table>
+                        <p><b>"What it means: "</b>{f.meaning}</p>
+                        <p><b>"Usual remedy: "</b>{f.remedy}</p>
+                    </details>
+                </li>
+            }
+        })
+        .collect_view();
+    let sizes: Vec<(String, f64, String)> = h
+        .size_histogram
+        .iter()
+        .map(|b| {
+            (
+                b.label.to_string(),
+                b.files as f64,
+                format!(
+                    "{} files, {}",
+                    group_digits(&b.files.to_string()),
+                    bytes(b.bytes as i64)
+                ),
+            )
+        })
+        .collect();
+    let parts = h.partitions.map(|p| {
+        let mut rows: Vec<(String, f64, String)> = p
+            .top
+            .iter()
+            .chain(p.other.iter())
+            .map(|s| {
+                let rows = s.rows.map_or("rows unknown".into(), |r| {
+                    format!("{} rows", group_digits(&r.to_string()))
+                });
+                (
+                    s.partition.clone(),
+                    s.bytes as f64,
+                    format!("{}, {} files, {rows}", bytes(s.bytes as i64), s.files),
+                )
+            })
+            .collect();
+        rows.truncate(11);
+        hbars(
+            "size per partition (largest first)",
+            rows,
+            "chart-partitions",
+        )
+    });
+    view! {
+        <h3>"Health"</h3>
+        <ul class="findings" id="health">{findings}</ul>
+        <div class="charts">
+            {hbars("files by size", sizes, "chart-file-sizes")}
+            {parts}
+        </div>
+    }
+}
 
 #[component]
 pub fn Overview() -> impl IntoView {
@@ -41,9 +132,66 @@ pub fn Overview() -> impl IntoView {
             .collect();
         let props: Vec<(String, String)> = doc.properties.into_iter().collect();
         let warnings = doc.warnings;
+        let health = ctx.health.get();
+        let now = js_sys::Date::now() as i64;
+        let pending = || {
+            if complete {
+                "not known".to_string()
+            } else {
+                counting.clone()
+            }
+        };
+        let files_note = health.as_ref().map_or(String::new(), |h| {
+            format!(
+                "{} under 32 MiB",
+                group_digits(&h.files.files_under_32_mib.to_string())
+            )
+        });
+        let hidden = health.as_ref().map_or_else(pending, |h| {
+            group_digits(&h.files.rows_hidden_by_deletion_vectors.to_string())
+        });
+        let hidden_note = health.as_ref().map_or(String::new(), |h| {
+            format!(
+                "{} files with deletion vectors",
+                h.files.files_with_deletion_vectors
+            )
+        });
+        let partitions = match (doc.partition_columns.is_empty(), &health) {
+            (true, _) => "none".to_string(),
+            (false, Some(h)) => h
+                .partitions
+                .as_ref()
+                .map_or("none".into(), |p| group_digits(&p.partitions.to_string())),
+            (false, None) => pending(),
+        };
+        let cards = view! {
+            <div class="cards">
+                {card("card-version", "version", doc.version.to_string(),
+                    doc.checkpoint_version.map_or("no checkpoint".into(), |c| format!("checkpoint at {c}")))}
+                {card("card-commit", "last commit", doc.commit_timestamp.map_or("no time".into(), |t| format!("{} ago", duration(now - t))),
+                    deltalens_present::value::timestamp(doc.commit_timestamp))}
+                {card("card-files", "files", doc.num_files.map_or_else(pending, |n| group_digits(&n.to_string())), files_note)}
+                {card("card-size", "size", match (doc.num_files, doc.size_bytes) { (Some(_), Some(b)) => bytes(b), _ => pending() }, String::new())}
+                {card("card-rows", "rows", match (doc.num_files, doc.num_rows) { (Some(_), Some(r)) => group_digits(&r.to_string()), (Some(_), None) => "unknown".into(), _ => pending() }, String::new())}
+                {card("card-deleted", "rows deleted (DVs)", hidden, hidden_note)}
+                {card("card-partitions", "partitions", partitions, doc.partition_columns.join(", "))}
+            </div>
+        };
+        let health_part = match health {
+            Some(h) => health_view(h).into_any(),
+            None => view! {
+                <h3>"Health"</h3>
+                <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div></div>
+                <p class="muted">"reading the files, tombstones and recent history…"</p>
+            }
+            .into_any(),
+        };
         view! {
             <section id="overview">
                 <ul class="warnings">{warnings.into_iter().map(|w| view! { <li class="warning">{w}</li> }).collect_view()}</ul>
+                {cards}
+                {health_part}
+                <h3>"Details"</h3>
                 <table class="kv">
                     {rows.into_iter().map(|(k, v)| view! { <tr><th>{k}</th><td data-key=k>{v}</td></tr> }).collect_view()}
                 </table>
