@@ -1,7 +1,8 @@
 //! The windowed grid of the Data tab: only the rows in view (and a few either side) are
 //! in the DOM, formatted from the loaded batches when they scroll into view, so 100,000
 //! loaded rows cost what 60 do. Headers show each column's type, nulls and range over
-//! the loaded rows and sort them; a selected cell or its row copies as JSON.
+//! the loaded rows and sort them; a selected cell or its row copies as JSON; the arrow
+//! keys move the selection.
 
 use deltalens_present::loaded::Loaded;
 use leptos::prelude::*;
@@ -196,7 +197,7 @@ pub fn WindowGrid(
             }
         }
     };
-    let copy_cell = move |_| {
+    let copy_cell = move |_: ()| {
         let Some((pos, c)) = selected.get_untracked() else {
             return;
         };
@@ -213,7 +214,7 @@ pub fn WindowGrid(
         });
         said.set(out.map_or("nothing to copy".into(), |t| copy(t, "cell")));
     };
-    let copy_row = move |_| {
+    let copy_row = move |_: ()| {
         let Some((pos, _)) = selected.get_untracked() else {
             return;
         };
@@ -221,14 +222,56 @@ pub fn WindowGrid(
             loaded.with_untracked(|l| l.as_ref()?.row_json(at(pos)).ok().map(|r| r.to_string()));
         said.set(out.map_or("nothing to copy".into(), |t| copy(t, "row")));
     };
+    // keys on the grid: arrows move the selected cell (scrolling it into view), Home and
+    // End go to the first and last row, c or Ctrl+C copies the cell, r its row
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let n = rows.get_untracked();
+        let width = loaded.with_untracked(|l| l.as_ref().map_or(0, |l| l.schema().fields().len()));
+        if n == 0 || width == 0 {
+            return;
+        }
+        let (pos, col) = selected.get_untracked().unwrap_or((0, 0));
+        let next = match ev.key().as_str() {
+            "ArrowDown" => Some((pos.saturating_add(1).min(n - 1), col)),
+            "ArrowUp" => Some((pos.saturating_sub(1), col)),
+            "ArrowRight" => Some((pos, col.saturating_add(1).min(width - 1))),
+            "ArrowLeft" => Some((pos, col.saturating_sub(1))),
+            "Home" => Some((0, col)),
+            "End" => Some((n - 1, col)),
+            "c" if !ev.alt_key() => {
+                copy_cell(());
+                None
+            }
+            "r" if !ev.ctrl_key() && !ev.meta_key() => {
+                copy_row(());
+                None
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        let Some((p, c)) = next else { return };
+        selected.set(Some((p, c)));
+        if let Some(e) = el.get_untracked() {
+            let top = p as f64 * ROW_PX;
+            let head = 3.0 * ROW_PX;
+            let (st, ch) = (e.scroll_top() as f64, e.client_height() as f64);
+            if top < st {
+                e.set_scroll_top(top as i32);
+            } else if top + ROW_PX + head > st + ch {
+                e.set_scroll_top((top + ROW_PX + head - ch) as i32);
+            }
+            scroll_top.set(e.scroll_top() as f64);
+            view_px.set(ch);
+        }
+    };
     view! {
         <div class="grid-tools">
-            <button type="button" id="copy-cell" disabled=move || selected.get().is_none() on:click=copy_cell>"Copy cell"</button>
-            <button type="button" id="copy-row" disabled=move || selected.get().is_none() on:click=copy_row>"Copy row"</button>
-            <span class="muted">{move || if selected.get().is_some() { String::new() } else { "select a cell to copy it or its row as JSON".into() }}</span>
+            <button type="button" id="copy-cell" disabled=move || selected.get().is_none() on:click=move |_| copy_cell(())>"Copy cell"</button>
+            <button type="button" id="copy-row" disabled=move || selected.get().is_none() on:click=move |_| copy_row(())>"Copy row"</button>
+            <span class="muted">{move || if selected.get().is_some() { "arrows move, c copies the cell, r the row".to_string() } else { "select a cell (click, or focus the grid and use the arrows) to copy it or its row as JSON".into() }}</span>
             <span role="status" id="copy-said">{move || said.get()}</span>
         </div>
-        <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll>
+        <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll on:keydown=on_key>
             <table id=id aria-rowcount=move || (rows.get() + 1).to_string()
                 style=move || format!("table-layout: fixed; width: {}px", head().iter().map(|h| h.4).sum::<u32>().max(1))>
                 <thead><tr>

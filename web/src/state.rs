@@ -100,6 +100,9 @@ pub struct Ctx {
     /// what it holds, once listed.
     pub catalog: RwSignal<Option<(String, Option<Vec<CatalogEntry>>)>>,
     cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
+    /// How many operations [`Ctx::run`] started: one replaced by a newer one ends
+    /// silently (the newer one owns the status line and the error).
+    runs: StoredValue<u64>,
     stop_count: StoredValue<Option<AbortHandle>, LocalStorage>,
 }
 
@@ -122,6 +125,7 @@ impl Ctx {
             history: RwSignal::new(Vec::new()),
             catalog: RwSignal::new(None),
             cancel: StoredValue::new_local(None),
+            runs: StoredValue::new(0),
             stop_count: StoredValue::new_local(None),
         }
     }
@@ -145,10 +149,17 @@ impl Ctx {
         self.cancel_run();
         let (handle, reg) = AbortHandle::new_pair();
         self.cancel.set_value(Some(handle));
+        let id = self.runs.get_value().wrapping_add(1);
+        self.runs.set_value(id);
         self.busy.set(Some(label.into()));
         self.error.set(None);
         spawn_local(async move {
-            match Abortable::new(fut, reg).await {
+            let out = Abortable::new(fut, reg).await;
+            if self.runs.get_value() != id {
+                // replaced by a newer operation (Run pressed again): not an error
+                return;
+            }
+            match out {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => self.error.set(Some(e)),
                 Err(_) => self.error.set(Some("Cancelled.".into())),

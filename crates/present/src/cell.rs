@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, Field, Schema};
 
@@ -80,6 +80,26 @@ pub fn text_rows(batch: &RecordBatch, null: &str) -> Result<Vec<Vec<String>>> {
         .collect())
 }
 
+/// Every row of `batch` as text cells: a null value `null_cell`, a null inside a nested
+/// value `null` (as the aligned table writes both), so a grid can mark an empty cell
+/// without changing how nested values read.
+pub fn text_cells(batch: &RecordBatch, null_cell: &str) -> Result<Vec<Vec<String>>> {
+    let mut rows = text_rows(batch, "null")?;
+    for (j, col) in batch.columns().iter().enumerate() {
+        if col.null_count() == 0 {
+            continue;
+        }
+        for (i, row) in rows.iter_mut().enumerate() {
+            if col.is_null(i)
+                && let Some(c) = row.get_mut(j)
+            {
+                *c = null_cell.to_string();
+            }
+        }
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +131,28 @@ mod tests {
         assert_eq!(
             text_rows(&b, "∅").unwrap(),
             vec![vec!["1", "a", "2019-10-01T00:00:00Z"], vec!["∅", "∅", "∅"]]
+        );
+        assert_eq!(
+            text_cells(&b, "∅").unwrap(),
+            vec![vec!["1", "a", "2019-10-01T00:00:00Z"], vec!["∅", "∅", "∅"]]
+        );
+    }
+
+    #[test]
+    fn nulls_inside_nested_values_read_null() {
+        let inner = Arc::new(arrow_array::StructArray::from(vec![(
+            Arc::new(Field::new("a", DataType::Int32, true)),
+            Arc::new(Int32Array::from(vec![None, Some(2)])) as ArrayRef,
+        )]));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "s",
+            inner.data_type().clone(),
+            true,
+        )]));
+        let b = RecordBatch::try_new(schema, vec![inner]).unwrap();
+        assert_eq!(
+            text_cells(&b, "∅").unwrap(),
+            vec![vec!["{a: null}"], vec!["{a: 2}"]]
         );
     }
 }

@@ -9,7 +9,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_ord::ord::make_comparator;
 use arrow_schema::{ArrowError, Schema, SchemaRef, SortOptions};
 
-use crate::cell::text_rows;
+use crate::cell::{text_cells, text_rows};
 use crate::error::{PresentError, Result};
 use crate::rows::{Format, encode};
 
@@ -138,10 +138,10 @@ impl Loaded {
         arrow_select::interleave::interleave_record_batch(&batches, &at).map_err(encode_err)
     }
 
-    /// The rows `rows` as text cells (nulls as `null`), with the formatter of every other
-    /// text output.
-    pub fn text(&self, rows: &[usize], null: &str) -> Result<Vec<Vec<String>>> {
-        text_rows(&self.pick(rows)?, null)
+    /// The rows `rows` as text cells (a null value as `null_cell`, nulls inside nested
+    /// values as `null`), with the formatter of every other text output.
+    pub fn text(&self, rows: &[usize], null_cell: &str) -> Result<Vec<Vec<String>>> {
+        text_cells(&self.pick(rows)?, null_cell)
     }
 
     /// Row `i` as a JSON object (the CLI's `--format json` of that row).

@@ -7,7 +7,7 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::cell::{text_rows, utc_as_offset};
+use crate::cell::{text_cells, text_rows, utc_as_offset};
 use crate::error::{PresentError, Result};
 use crate::text::terminal_safe;
 
@@ -20,6 +20,11 @@ pub enum Format {
     Table,
     /// CSV with a header line; nulls empty.
     Csv,
+    /// Tab-separated text cells as the aligned table and the explorer's grid show them
+    /// (nested values too), whole: a header line, `\N` for null, and tab, newline,
+    /// carriage return and backslash escaped as `\t`, `\n`, `\r`, `\\` (as
+    /// PostgreSQL's `COPY … TO` and `mysql --batch` write them).
+    Tsv,
     /// One JSON array of objects, nulls explicit.
     Json,
     /// One JSON object per line, nulls explicit.
@@ -36,6 +41,7 @@ impl Format {
     pub const ALL: &'static [Format] = &[
         Format::Table,
         Format::Csv,
+        Format::Tsv,
         Format::Json,
         Format::Jsonl,
         Format::Arrow,
@@ -48,6 +54,7 @@ impl Format {
         match self {
             Format::Table => "table",
             Format::Csv => "csv",
+            Format::Tsv => "tsv",
             Format::Json => "json",
             Format::Jsonl => "jsonl",
             Format::Arrow => "arrow",
@@ -69,6 +76,7 @@ impl Format {
         match self {
             Format::Table => "text/plain; charset=utf-8",
             Format::Csv => "text/csv; charset=utf-8",
+            Format::Tsv => "text/tab-separated-values; charset=utf-8",
             Format::Json => "application/json",
             Format::Jsonl => "application/x-ndjson",
             Format::Arrow => "application/vnd.apache.arrow.stream",
@@ -82,6 +90,7 @@ impl Format {
         match self {
             Format::Table => "txt",
             Format::Csv => "csv",
+            Format::Tsv => "tsv",
             Format::Json => "json",
             Format::Jsonl => "jsonl",
             Format::Arrow => "arrows",
@@ -114,6 +123,7 @@ struct TextTable<W: Write + Send> {
 enum Sink<W: Write + Send> {
     Table(TextTable<W>),
     Csv(Box<arrow_csv::Writer<W>>),
+    Tsv(W),
     Json(arrow_json::Writer<W, arrow_json::writer::JsonArray>),
     Jsonl(arrow_json::Writer<W, arrow_json::writer::LineDelimited>),
     Arrow(arrow_ipc::writer::StreamWriter<W>),
@@ -159,6 +169,13 @@ impl<W: Write + Send> RowWriter<W> {
             Format::Csv => Sink::Csv(Box::new(
                 arrow_csv::WriterBuilder::new().with_header(true).build(out),
             )),
+            Format::Tsv => {
+                let mut out = out;
+                let names: Vec<String> =
+                    schema.fields().iter().map(|f| tsv_cell(f.name())).collect();
+                writeln!(out, "{}", names.join("\t")).map_err(PresentError::Io)?;
+                Sink::Tsv(out)
+            }
             Format::Json => Sink::Json(
                 arrow_json::WriterBuilder::new()
                     .with_explicit_nulls(true)
@@ -218,6 +235,7 @@ impl<W: Write + Send> RowWriter<W> {
         match &mut self.sink {
             Sink::Table(t) => t.write(batch)?,
             Sink::Csv(w) => w.write(batch).map_err(encode)?,
+            Sink::Tsv(out) => write_tsv(out, batch)?,
             Sink::Json(w) => w.write(batch).map_err(encode)?,
             Sink::Jsonl(w) => w.write(batch).map_err(encode)?,
             Sink::Arrow(w) => w.write(batch).map_err(encode)?,
@@ -257,6 +275,7 @@ impl<W: Write + Send> RowWriter<W> {
                 out.write_all(b"\n").map_err(PresentError::Io)?;
                 out
             }
+            Sink::Tsv(out) => out,
             Sink::Jsonl(mut w) => {
                 w.finish().map_err(encode)?;
                 w.into_inner()
@@ -281,6 +300,36 @@ pub fn encode(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> Re
         w.write(b)?;
     }
     w.finish()
+}
+
+/// A text cell escaped for TSV (a null cell is written `\N` apart).
+fn tsv_cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The rows of `batch` as TSV lines.
+fn write_tsv<W: Write>(out: &mut W, batch: &RecordBatch) -> Result<()> {
+    // a null value is `\N` (a string `\N` is written `\\N`); nulls inside nested
+    // values read `null`, as in the aligned table
+    const NULL: &str = "\\N";
+    for row in text_cells(batch, NULL)? {
+        let line: Vec<String> = row
+            .iter()
+            .map(|c| if c == NULL { c.clone() } else { tsv_cell(c) })
+            .collect();
+        writeln!(out, "{}", line.join("\t")).map_err(PresentError::Io)?;
+    }
+    Ok(())
 }
 
 impl<W: Write + Send> TextTable<W> {
@@ -409,6 +458,11 @@ mod tests {
             "id    s\n----  ----\n1     a,\"b\nnull  null\n(2 rows)\n"
         );
         assert_eq!(text(Format::Json, &schema, &[]), "[]\n");
+        assert_eq!(
+            text(Format::Tsv, &schema, one),
+            "id\ts\n1\ta,\"b\n\\N\t\\N\n"
+        );
+        assert_eq!(text(Format::Tsv, &schema, &[]), "id\ts\n");
         assert_eq!(text(Format::Jsonl, &schema, &[]), "");
         assert_eq!(text(Format::Csv, &schema, &[]), "id,s\n");
         let ipc = encode(Format::Arrow, &schema, one).unwrap();

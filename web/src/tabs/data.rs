@@ -42,6 +42,15 @@ struct Pager {
     bytes: u64,
 }
 
+/// Marks the rows as loading while it lives.
+struct Loading(RwSignal<bool>);
+
+impl Drop for Loading {
+    fn drop(&mut self) {
+        let _ = self.0.try_set(false);
+    }
+}
+
 #[component]
 pub fn DataTab() -> impl IntoView {
     let ctx = use_ctx();
@@ -91,8 +100,10 @@ pub fn DataTab() -> impl IntoView {
                 info.version
             ),
             async move {
+                // not loading any more however this ends: done, failed, cancelled or
+                // replaced (the future dropped)
+                let _loading = Loading(loading);
                 let result = load_page(&sess, &info, &f, cols, n, have, pager, loaded).await;
-                loading.set(false);
                 pager.with_value(|p| status.set((p.requests, p.bytes, p.done)));
                 result
             },
