@@ -62,6 +62,26 @@ for (const [name, scheme] of [...TABLES.map((t) => [t, 'light']), [TABLES[0], 'd
   }, scheme);
 }
 
+await check('the landing view lists the served tables and the URL forms; axe; a listed table opens', async (page) => {
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('#landing-tables a', { timeout: 30000 });
+  const listed = await page.locator('#landing-tables a').allInnerTexts();
+  for (const t of TABLES) if (!listed.includes(t)) throw new Error(`${t} not listed: ${listed}`);
+  if ((await page.locator('#landing ul.examples li').count()) < 5) throw new Error('no URL examples');
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+    .filter((v) => ['serious', 'critical'].includes(v.impact)).map((v) => `${v.id}: ${v.help}`));
+  audited += 1;
+  await page.screenshot({ path: `${ART}/landing-light.png`, fullPage: true });
+  if (result.length) throw new Error(`landing: ${result.join('; ')}`);
+  // an example fills the box
+  await page.locator('#landing ul.examples button').first().click();
+  if (!/^s3:\/\//.test(await page.inputValue('#table-url'))) throw new Error('the example did not fill the URL box');
+  await page.locator('#landing-tables a', { hasText: new RegExp(`^${TABLES[0]}$`) }).click();
+  await page.waitForSelector('#card-version', { timeout: 60000 });
+  if ((await page.locator('#landing').count()) !== 0) throw new Error('the landing view stayed');
+});
+
 await check('Back and Forward step through tabs and versions; reload restores them', async (page) => {
   await open(page, TABLES[0]);
   await page.waitForSelector('#tab-overview', { timeout: 60000 });

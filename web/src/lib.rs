@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod errors;
 pub mod format;
 pub mod grid;
+pub mod landing;
 pub mod rows;
 pub mod session;
 pub mod state;

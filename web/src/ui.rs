@@ -108,6 +108,9 @@ pub fn App() -> impl IntoView {
             </div>
         </Show>
         <Status />
+        <Show when=move || ctx.session.get().is_none() && confirm.get().is_none()>
+            <crate::landing::Landing url />
+        </Show>
         <Show when=move || ctx.session.get().is_some() && ctx.catalog.get().is_some()>
             <crate::catalog::CatalogBrowser form />
         </Show>

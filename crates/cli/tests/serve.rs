@@ -618,6 +618,11 @@ fn the_embedded_demo_table_is_served_too() {
     let r = srv.request("HEAD", &format!("/tables/demo/{LOG0}"), &[]);
     assert_eq!(r.status, 200);
     assert!(r.len() > 0);
+    // listed for the explorer's landing view: served locally, nothing relayed
+    let r = srv.get("/v1/tables", &[]);
+    assert_eq!(r.status, 200);
+    let doc: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(doc, serde_json::json!({"tables": [], "served": ["demo"]}));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! History: Trino's `$history` columns plus operation metrics, newest first, loaded
-//! progressively; a chart of files, bytes and rows written per version; clicking a
-//! version time-travels to it.
+//! progressively; charts of files, bytes and rows written per version and of the table's
+//! size over versions; clicking a version time-travels to it.
 
 use leptos::prelude::*;
 use serde_json::Value;
@@ -24,6 +24,29 @@ fn metric(e: &deltalens_core::HistoryEntry, keys: &[&str]) -> f64 {
             _ => None,
         })
         .sum()
+}
+
+/// The table's size after each commit as its metrics tell it: bytes added less bytes
+/// removed, summed from the oldest commit loaded (so a size relative to it when older
+/// commits are not loaded); nothing when no commit records bytes.
+pub fn cumulative_bytes(chron: &[&deltalens_core::HistoryEntry]) -> Vec<(String, f64)> {
+    const ADDED: [&str; 3] = ["numOutputBytes", "numAddedBytes", "num_added_bytes"];
+    const REMOVED: [&str; 2] = ["numRemovedBytes", "num_removed_bytes"];
+    let any = chron
+        .iter()
+        .any(|e| metric(e, &ADDED) > 0.0 || metric(e, &REMOVED) > 0.0);
+    if !any {
+        return Vec::new();
+    }
+    let mut total = 0.0f64;
+    chron
+        .iter()
+        .map(|e| {
+            // an overwrite replaces the table: its removed bytes are in its metrics
+            total = (total + metric(e, &ADDED) - metric(e, &REMOVED)).max(0.0);
+            (format!("v{}", e.version), total)
+        })
+        .collect()
 }
 
 fn compact(v: &Option<Value>) -> String {
@@ -96,11 +119,13 @@ pub fn HistoryTab() -> impl IntoView {
                 let files: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numFiles", "numAddedFiles", "numTargetFilesAdded", "num_added_files", "num_target_files_added"]))).collect();
                 let bytes: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputBytes", "numAddedBytes", "num_added_bytes"]))).collect();
                 let rows: Vec<(String, f64)> = chron.iter().map(|e| (format!("v{}", e.version), metric(e, &["numOutputRows", "numTargetRowsInserted", "numTargetRowsUpdated", "numUpdatedRows", "numDeletedRows", "numTargetRowsDeleted", "num_added_rows", "num_target_rows_inserted", "num_target_rows_updated", "num_updated_rows", "num_deleted_rows", "num_target_rows_deleted"]))).collect();
+                let size = cumulative_bytes(&chron);
                 view! {
                     <div class="charts">
                         {bars("files written per version", files, "chart-files")}
                         {bars("bytes written per version", bytes, "chart-bytes")}
                         {bars("rows written or changed per version", rows, "chart-rows")}
+                        {bars("table size by version (bytes added less removed, from the commits' metrics)", size, "chart-size")}
                     </div>
                 }
             }}

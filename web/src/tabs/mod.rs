@@ -46,6 +46,8 @@ pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -
         .into_any();
     }
     let summary = chart_summary(title, &points);
+    let first = points.first().map(|p| p.0.clone()).unwrap_or_default();
+    let last = points.last().map(|p| p.0.clone()).unwrap_or_default();
     let max = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0);
     let n = points.len().max(1);
     let w = 600.0;
@@ -67,10 +69,36 @@ pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -
     view! {
         <figure class="chart" id=id>
             <figcaption>{title}</figcaption>
-            <svg viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none" role="img" aria-label=summary>{rects}</svg>
+            <div class="plot">
+                <div class="axis-y" aria-hidden="true"><span>{axis_value(max)}</span><span>"0"</span></div>
+                <svg viewBox=format!("0 0 {w} {h}") preserveAspectRatio="none" role="img" aria-label=summary>{rects}</svg>
+            </div>
+            <div class="axis-x" aria-hidden="true"><span>{first}</span><span>{last}</span></div>
         </figure>
     }
     .into_any()
+}
+
+/// An axis value, short: 1.2k, 3.4M, 5.6G.
+pub fn axis_value(v: f64) -> String {
+    let a = v.abs();
+    let (d, unit) = if a >= 1e12 {
+        (1e12, "T")
+    } else if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / d;
+    if unit.is_empty() && x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}{unit}")
+    }
 }
 
 /// A horizontal bar chart of `(label, value, value as text)`: labels and values are text

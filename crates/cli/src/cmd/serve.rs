@@ -330,6 +330,7 @@ async fn serve(args: Args, open_browser: bool) -> Result<String, CliError> {
     } else {
         files::Files::new(&dirs, args.app_dir.as_deref())?
     };
+    let relay = relay.with_served(files.table_names().cloned());
     let listener = TcpListener::bind((args.host.as_str(), args.port))
         .await
         .map_err(|source| CliError::Listen {

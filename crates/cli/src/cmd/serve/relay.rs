@@ -41,6 +41,9 @@ pub struct Relay {
     /// Tables of those catalogs opened so far (most recent last, at most [`OPENED_MAX`]).
     opened: Mutex<Vec<Arc<Relayed>>>,
     options: Vec<(String, String)>,
+    /// Names of the local tables served under `/tables/` (listed by `/v1/tables` as
+    /// `served`, for the explorer's landing view).
+    served: Vec<String>,
 }
 
 /// Catalog tables kept open at once.
@@ -88,7 +91,14 @@ impl Relay {
             catalogs,
             opened: Mutex::new(Vec::new()),
             options: options.to_vec(),
+            served: Vec::new(),
         })
+    }
+
+    /// Also list the local tables `names` (served under `/tables/`) in `/v1/tables`.
+    pub fn with_served(mut self, names: impl IntoIterator<Item = String>) -> Relay {
+        self.served = names.into_iter().collect();
+        self
     }
 
     /// The relayed table URLs and catalogs, as given.
@@ -206,7 +216,7 @@ impl Relay {
         }
         if route == relay::TABLES_ROUTE {
             let names: Vec<&str> = self.names().collect();
-            let body = serde_json::json!({ "tables": names }).to_string();
+            let body = serde_json::json!({ "tables": names, "served": self.served }).to_string();
             json(stream, req, cors, close, "200 OK", body).await?;
             return Ok(true);
         }
