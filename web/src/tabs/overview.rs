@@ -101,7 +101,11 @@ pub fn Overview() -> impl IntoView {
     let ctx = use_ctx();
     move || {
         let (Some(info), Some(sess)) = (ctx.info.get(), ctx.session.get()) else {
-            return view! { <p>"Loading…"</p> }.into_any();
+            return view! {
+                <div class="cards skeleton" aria-hidden="true"><div></div><div></div><div></div><div></div></div>
+                <p class="muted">"Reading the version…"</p>
+            }
+            .into_any();
         };
         // the version at once, its file totals as they stream in
         let totals = ctx.totals.get();
