@@ -301,12 +301,12 @@ fn announce(site: &Site, addr: SocketAddr) -> String {
         ([], [only]) => Some(relay_link(&base, only)),
         _ => None,
     };
-    if let Some(l) = &link {
-        println!("open {l}");
-    }
+    // the last line: the one table, or the landing view that lists them all
+    let open = link.unwrap_or(format!("{base}/"));
+    println!("open {open}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    link.unwrap_or(format!("{base}/"))
+    open
 }
 
 /// `deltalens open`: serve, then open the system browser on the table (or say where to).
