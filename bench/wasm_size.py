@@ -214,11 +214,27 @@ def main():
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--json")
     ap.add_argument("--names", help="list the largest functions of this crate")
+    ap.add_argument("--modules", help="this crate's bytes by module (its first DEPTH path"
+                    " segments, --depth, default 2)")
+    ap.add_argument("--depth", type=int, default=2)
     ap.add_argument("--shipped", help="the shipped module, for the totals (default: this one"
                     " without its name and .debug_* sections, as a stripped build)")
     ap.add_argument("--write-shipped", help="write that stripped module here")
     args = ap.parse_args()
     d, per, data_bytes, other, fn_sizes, names = analyse(args.wasm)
+    if args.modules:
+        by = defaultdict(lambda: [0, 0])
+        for size, c, nm in fn_sizes:
+            if c != args.modules:
+                continue
+            m = re.search(re.escape(c) + r"(?:\[[0-9a-f]+\])?((?:::[A-Za-z_][A-Za-z0-9_]*)*)", nm or "")
+            segs = [x for x in (m.group(1) if m else "").split("::") if x]
+            key = "::".join([c] + segs[:args.depth - 1])
+            by[key][0] += size
+            by[key][1] += 1
+        for key, (size, n) in sorted(by.items(), key=lambda kv: -kv[1][0])[:args.top]:
+            print(f"{size:>9} {n:>5}  {key}")
+        return
     if args.names:
         rows = sorted((f for f in fn_sizes if f[1] == args.names), reverse=True)
         for size, _, nm in rows[:args.top]:
