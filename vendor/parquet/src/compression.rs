@@ -157,7 +157,7 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
     #[cfg_attr(
         any(
             test,
-            feature = "brotli",
+            feature = "brotli-decode",
             feature = "flate2",
             feature = "lz4",
             feature = "snap",
@@ -168,13 +168,13 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
     #[cfg_attr(
         all(
             not(test),
-            not(all(feature = "brotli", feature = "flate2", feature = "zstd"))
+            not(all(feature = "brotli-decode", feature = "flate2", feature = "zstd"))
         ),
         expect(unused_variables)
     )]
     match codec {
         CodecType::BROTLI(level) => {
-            #[cfg(any(feature = "brotli", test))]
+            #[cfg(any(feature = "brotli-decode", test))]
             return Ok(Some(Box::new(BrotliCodec::new(level))));
             Err(ParquetError::General(
                 "Disabled feature at compile time: brotli".into(),
@@ -386,10 +386,10 @@ impl GzipLevel {
     }
 }
 
-#[cfg(any(feature = "brotli", test))]
+#[cfg(any(feature = "brotli-decode", test))]
 mod brotli_codec {
 
-    use std::io::{Read, Write};
+    use std::io::Read;
 
     use crate::compression::Codec;
     use crate::errors::Result;
@@ -397,6 +397,7 @@ mod brotli_codec {
     use super::BrotliLevel;
 
     const BROTLI_DEFAULT_BUFFER_SIZE: usize = 4096;
+    #[cfg(any(feature = "brotli", test))]
     const BROTLI_DEFAULT_LG_WINDOW_SIZE: u32 = 22; // recommended between 20-22
 
     /// Codec for Brotli compression algorithm.
@@ -424,13 +425,17 @@ mod brotli_codec {
                 .unwrap_or(BROTLI_DEFAULT_BUFFER_SIZE)
                 .clamp(1, 1 << 20);
             let limit = uncompress_size.map_or(u64::MAX, |n| (n as u64).saturating_add(1));
-            brotli::Decompressor::new(input_buf, buffer_size)
+            // (deltalens patch) the decoder crate itself (what `brotli::Decompressor`
+            // re-exports), so that `brotli-decode` builds without the encoder
+            brotli_decompressor::Decompressor::new(input_buf, buffer_size)
                 .take(limit)
                 .read_to_end(output_buf)
                 .map_err(|e| e.into())
         }
 
+        #[cfg(any(feature = "brotli", test))]
         fn compress(&mut self, input_buf: &[u8], output_buf: &mut Vec<u8>) -> Result<()> {
+            use std::io::Write;
             let mut encoder = brotli::CompressorWriter::new(
                 output_buf,
                 BROTLI_DEFAULT_BUFFER_SIZE,
@@ -440,9 +445,18 @@ mod brotli_codec {
             encoder.write_all(input_buf)?;
             encoder.flush().map_err(|e| e.into())
         }
+
+        /// (deltalens patch) built with `brotli-decode` alone: no encoder
+        #[cfg(not(any(feature = "brotli", test)))]
+        fn compress(&mut self, _input_buf: &[u8], _output_buf: &mut Vec<u8>) -> Result<()> {
+            let _ = self.level;
+            Err(crate::errors::ParquetError::General(
+                "Disabled feature at compile time: brotli (built to decode brotli only)".into(),
+            ))
+        }
     }
 }
-#[cfg(any(feature = "brotli", test))]
+#[cfg(any(feature = "brotli-decode", test))]
 pub use brotli_codec::*;
 
 /// Represents a valid brotli compression level.

@@ -1,13 +1,15 @@
 //! Row filters: a SQL boolean expression (`price > 10 AND brand = 'nars' OR event_date IS
-//! NULL`, `IN`, `BETWEEN`, `LIKE`, `NOT`) parsed with `sqlparser` and evaluated with Arrow
+//! NULL`, `IN`, `BETWEEN`, `LIKE`, `NOT`) parsed by hand ([`parse`]) and evaluated with Arrow
 //! compute kernels. Comparisons are between a column (top-level or `struct.field`) and a
 //! literal; literals take the column's type.
 //!
-//! [`sql`] turns SQL into a [`Predicate`]; [`evaluate`] runs one on a batch (with
-//! [`like`] for `LIKE` patterns). Pruning by statistics is `crate::skipping`.
+//! [`parse`] turns a filter's text into a [`Predicate`], [`sql`] a `sqlparser` expression
+//! (a query's `WHERE`); [`evaluate`] runs one on a batch (with [`like`] for `LIKE`
+//! patterns). Pruning by statistics is `crate::skipping`.
 
 mod evaluate;
 mod like;
+mod parse;
 mod sql;
 
 pub use evaluate::{compare, literal_array, resolve};

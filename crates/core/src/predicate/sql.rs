@@ -1,24 +1,14 @@
-//! SQL → [`Predicate`]: a boolean expression parsed by `sqlparser` (a `--filter`, a
-//! query's `WHERE`) becomes a predicate of column-versus-literal comparisons; anything
-//! else is an error naming what is not supported.
+//! SQL → [`Predicate`]: a boolean expression parsed by `sqlparser` (a query's `WHERE`, in
+//! deltalens-api) becomes a predicate of column-versus-literal comparisons; anything else is
+//! an error naming what is not supported. A filter's text is parsed by [`super::parse`]
+//! (the same grammar without `sqlparser`, whose code the explorer then leaves out).
 
 use sqlparser::ast::{self, BinaryOperator, Expr as SqlExpr, UnaryOperator, Value};
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
 
 use super::{CmpOp, Literal, Predicate, invalid};
 use crate::error::Result;
 
 impl Predicate {
-    /// Parse a SQL boolean expression.
-    pub fn parse(sql: &str) -> Result<Predicate> {
-        let expr = Parser::new(&GenericDialect {})
-            .try_with_sql(sql)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| invalid(format!("cannot parse filter {sql:?}: {e}")))?;
-        convert(&expr)
-    }
-
     /// Convert an expression already parsed by `sqlparser` (a query's `WHERE`).
     pub fn from_sql_expr(expr: &SqlExpr) -> Result<Predicate> {
         convert(expr)
