@@ -196,10 +196,20 @@ const TYPED: &[&str] = &[
     "BOOLEAN",
 ];
 
+/// Parentheses, `NOT`s and signs one inside another a filter may hold.
+pub const MAX_NESTING: usize = 64;
+/// Conditions (comparisons, `IS`, `IN`, `BETWEEN`, `LIKE`) a filter may hold (an `IN`
+/// list is one): `AND`/`OR` chains become nested predicates the scan walks recursively.
+pub const MAX_CONDITIONS: usize = 100;
+
 struct Parser<'a> {
     sql: &'a str,
     toks: Vec<(Tok, usize, usize)>,
     at: usize,
+    /// How deep in parentheses, `NOT`s and signs the parser is.
+    depth: usize,
+    /// Conditions read so far.
+    conditions: usize,
 }
 
 type PResult<T> = std::result::Result<T, String>;
@@ -223,6 +233,18 @@ impl Parser<'_> {
             self.at += 1;
         }
         yes
+    }
+
+    /// One level deeper (a parenthesis, a `NOT`, a sign), within [`MAX_NESTING`].
+    fn deeper(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(format!(
+                "more than {MAX_NESTING} levels of nesting (parentheses, NOT, signs) at {}: the limit of a filter's nesting",
+                self.pos()
+            ));
+        }
+        Ok(())
     }
 
     fn eat_op(&mut self, op: &str) -> bool {
@@ -282,7 +304,9 @@ impl Parser<'_> {
     fn not(&mut self) -> PResult<Node> {
         let start = self.pos();
         if self.eat_kw("NOT") {
+            self.deeper()?;
             let inner = self.not()?;
+            self.depth -= 1;
             return Ok(self.node(Ex::Not(Box::new(inner)), start));
         }
         self.condition()
@@ -291,6 +315,12 @@ impl Parser<'_> {
     /// An operand, then at most one comparison, `IS`, `IN`, `BETWEEN` or `LIKE`.
     fn condition(&mut self) -> PResult<Node> {
         let start = self.pos();
+        self.conditions += 1;
+        if self.conditions > MAX_CONDITIONS {
+            return Err(format!(
+                "more than {MAX_CONDITIONS} conditions: the limit of a filter's conditions"
+            ));
+        }
         let left = self.operand()?;
         let cmp = match self.peek() {
             Some(Tok::Op("=" | "==")) => Some(CmpOp::Eq),
@@ -371,7 +401,9 @@ impl Parser<'_> {
         self.at += 1;
         let ex = match tok {
             Tok::Op("(") => {
+                self.deeper()?;
                 let inner = self.or()?;
+                self.depth -= 1;
                 if !self.eat_op(")") {
                     return Err(format!("expected ), found {}", self.found()));
                 }
@@ -383,7 +415,9 @@ impl Parser<'_> {
                 });
             }
             Tok::Op(sign @ ("-" | "+")) => {
+                self.deeper()?;
                 let inner = self.operand()?;
+                self.depth -= 1;
                 match inner.ex {
                     Ex::Lit(Literal::Number(n)) if sign == "-" => {
                         Ex::Lit(Literal::Number(format!("-{n}")))
@@ -454,7 +488,13 @@ impl Predicate {
     pub fn parse(sql: &str) -> Result<Predicate> {
         let fail = |e: String| invalid(format!("cannot parse filter {sql:?}: {e}"));
         let toks = tokenize(sql).map_err(fail)?;
-        let mut p = Parser { sql, toks, at: 0 };
+        let mut p = Parser {
+            sql,
+            toks,
+            at: 0,
+            depth: 0,
+            conditions: 0,
+        };
         let node = p.or().map_err(fail)?;
         if p.at < p.toks.len() {
             return Err(fail(format!("expected the end, found {}", p.found())));
@@ -571,6 +611,42 @@ fn convert(sql: &str, n: &Node) -> Result<Predicate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hostile filters (a `filter=` parameter, a link) cannot exhaust the stack or build
+    /// a tree the scan would recurse through: nesting and length have limits, named in
+    /// the error.
+    #[wasm_bindgen_test::wasm_bindgen_test(unsupported = test)]
+    fn deep_or_long_filters_are_refused_by_name() {
+        let n = 100_000;
+        for deep in [
+            format!("{}a = 1{}", "(".repeat(n), ")".repeat(n)),
+            format!("{}a = 1", "NOT ".repeat(n)),
+            // (`--` would start a comment)
+            format!("a = {}1", "- ".repeat(n)),
+        ] {
+            let e = Predicate::parse(&deep).unwrap_err().to_string();
+            assert!(
+                e.contains("levels of nesting"),
+                "{}",
+                &e[e.len().saturating_sub(200)..]
+            );
+        }
+        let long = vec!["a = 1"; n].join(" AND ");
+        let e = Predicate::parse(&long).unwrap_err().to_string();
+        assert!(
+            e.contains("the limit of a filter's conditions"),
+            "{}",
+            &e[e.len().saturating_sub(200)..]
+        );
+        // within the limits: fine
+        let ok = format!(
+            "{}a = 1{}",
+            "(".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        assert!(Predicate::parse(&ok).is_ok());
+        assert!(Predicate::parse(&vec!["a = 1"; MAX_CONDITIONS].join(" OR ")).is_ok());
+    }
 
     /// The same predicate as `sqlparser` (generic dialect) and the SQL conversion give, or an
     /// error from both.
