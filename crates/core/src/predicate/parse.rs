@@ -197,10 +197,10 @@ const TYPED: &[&str] = &[
 ];
 
 /// Parentheses, `NOT`s and signs one inside another a filter may hold.
-pub const MAX_NESTING: usize = 64;
+pub(super) const MAX_NESTING: usize = 64;
 /// Conditions (comparisons, `IS`, `IN`, `BETWEEN`, `LIKE`) a filter may hold (an `IN`
 /// list is one): `AND`/`OR` chains become nested predicates the scan walks recursively.
-pub const MAX_CONDITIONS: usize = 100;
+pub(super) const MAX_CONDITIONS: usize = 100;
 
 struct Parser<'a> {
     sql: &'a str,
