@@ -95,6 +95,7 @@ unpack!(unpack32, u32, 4, 32);
 unpack!(unpack64, u64, 8, 64);
 
 /// Macro that generates a pack function taking the number of bits as a const generic
+#[cfg_attr(feature = "small-pack", allow(unused_macros))]
 macro_rules! pack_impl {
     ($t:ty, $bytes:literal, $bits:tt) => {
         #[inline(never)]
@@ -200,12 +201,8 @@ macro_rules! pack {
             }
             assert!(num_bits <= $bytes * 8, "invalid num_bits {}", num_bits);
             assert!(output.len() >= num_bits * $bytes);
-            let mask: $t = if num_bits == $bits {
-                <$t>::MAX
-            } else {
-                ((1 as $t) << num_bits) - 1
-            };
-            let mut words = [0 as $t; $bits];
+            let mask: $t = <$t>::MAX >> ($bits - num_bits);
+            let mut words: [$t; $bits] = [0; $bits];
             for (i, v) in input.iter().enumerate() {
                 let value = *v & mask;
                 let start_bit = i * num_bits;
