@@ -138,7 +138,8 @@ pub fn WindowGrid(
         }
         n
     });
-    let head = move || {
+    // the headers, once per change of the rows (the table's width reads them too)
+    let head = Memo::new(move |_| {
         loaded.with(|l| {
             let Some(l) = l else { return Vec::new() };
             let types = types.get();
@@ -153,7 +154,7 @@ pub fn WindowGrid(
                 })
                 .collect::<Vec<_>>()
         })
-    };
+    });
     let body = move || {
         let n = rows.get();
         let (first, end) = window(scroll_top.get(), view_px.get(), n);
@@ -273,9 +274,9 @@ pub fn WindowGrid(
         </div>
         <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll on:keydown=on_key>
             <table id=id aria-rowcount=move || (rows.get() + 1).to_string()
-                style=move || format!("table-layout: fixed; width: {}px", head().iter().map(|h| h.4).sum::<u32>().max(1))>
+                style=move || format!("table-layout: fixed; width: {}px", head.with(|h| h.iter().map(|c| c.4).sum::<u32>().max(1)))>
                 <thead><tr>
-                    {move || head().into_iter().map(|(i, name, ty, note, px)| {
+                    {move || head.get().into_iter().map(|(i, name, ty, note, px)| {
                         let state = move || match sort.get() {
                             Some((c, false)) if c == i => "ascending",
                             Some((c, true)) if c == i => "descending",
@@ -307,7 +308,7 @@ pub fn WindowGrid(
 mod tests {
     use super::*;
 
-    #[test]
+    #[wasm_bindgen_test::wasm_bindgen_test]
     fn columns_are_as_wide_as_their_type_or_name() {
         assert_eq!(column_px("id", "long"), 14 * 8 + 14);
         assert_eq!(column_px("a_rather_long_column_name", "long"), 28 * 8 + 14);
@@ -315,7 +316,7 @@ mod tests {
         assert_eq!(column_px("s", "struct<a:int>"), 32 * 8 + 14);
     }
 
-    #[test]
+    #[wasm_bindgen_test::wasm_bindgen_test]
     fn the_window_covers_the_view_and_a_margin() {
         assert_eq!(window(0.0, 0.0, 0), (0, 0));
         assert_eq!(window(0.0, 0.0, 10), (0, 10));

@@ -36,8 +36,14 @@ async fn server_tables() -> Option<ServerTables> {
     parse(&text)
 }
 
+/// Bytes of a `/v1/tables` answer the page reads.
+pub const MAX_ANSWER: usize = 1 << 20;
+
 /// The answer, if it is one (bounded: a page lists at most 200 tables).
 pub fn parse(text: &str) -> Option<ServerTables> {
+    if text.len() > MAX_ANSWER {
+        return None;
+    }
     let mut t: ServerTables = serde_json::from_str(text).ok()?;
     t.tables.truncate(200);
     t.served.truncate(200);
@@ -130,7 +136,7 @@ pub fn Landing(url: RwSignal<String>) -> impl IntoView {
 mod tests {
     use super::*;
 
-    #[test]
+    #[wasm_bindgen_test::wasm_bindgen_test]
     fn the_server_answer_is_read_and_bounded() {
         assert_eq!(
             parse(r#"{"tables":["s3://b/t"],"served":["demo"]}"#),
@@ -144,5 +150,9 @@ mod tests {
         assert_eq!(parse("<html>"), None);
         let many = format!(r#"{{"served":[{}]}}"#, vec!["\"x\""; 1000].join(","));
         assert_eq!(parse(&many).map(|t| t.served.len()), Some(200));
+        // an answer too long to be a list of tables is not read at all
+        let huge = format!(r#"{{"served":[{}]}}"#, vec!["\"x\""; 300_000].join(","));
+        assert!(huge.len() > MAX_ANSWER);
+        assert_eq!(parse(&huge), None);
     }
 }

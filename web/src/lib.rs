@@ -11,6 +11,10 @@
 // tab has one thread, and the state shares snapshots between signals through `Arc`.
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
+// the unit tests of the modules run in headless Chromium (scripts/web-test)
+#[cfg(test)]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
 pub mod catalog;
 pub mod errors;
 pub mod format;
