@@ -139,7 +139,8 @@ pub fn DataTab() -> impl IntoView {
             ctx.error.set(Some(e));
         }
     };
-    let types = Signal::derive(move || {
+    // the Delta type of each loaded column, once per result
+    let types = Signal::from(Memo::new(move |_| {
         let Some(info) = ctx.info.get() else {
             return Vec::new();
         };
@@ -157,7 +158,7 @@ pub fn DataTab() -> impl IntoView {
                     .collect()
             })
         })
-    });
+    }));
     let columns = move || {
         let Some(s) = ctx.info.get() else {
             return Vec::new();

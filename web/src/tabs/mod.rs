@@ -33,17 +33,32 @@ pub fn grid_view(g: Grid, id: &'static str, class_of: Option<usize>) -> impl Int
     }
 }
 
+/// A chart with nothing to show: its title and why, instead of an empty box.
+fn no_data(
+    class: &'static str,
+    id: &'static str,
+    title: &'static str,
+    why: &'static str,
+) -> AnyView {
+    view! {
+        <figure class=class id=id>
+            <figcaption>{title}</figcaption>
+            <p>{why}</p>
+        </figure>
+    }
+    .into_any()
+}
+
 /// A bar chart of `(label, value)` pairs as SVG.
 pub fn bars(title: &'static str, points: Vec<(String, f64)>, id: &'static str) -> AnyView {
     // a chart with nothing to show says so instead of drawing an empty box
     if points.iter().all(|p| p.1 <= 0.0) {
-        return view! {
-            <figure class="chart empty" id=id>
-                <figcaption>{title}</figcaption>
-                <p>"No data: these commits record no such metric."</p>
-            </figure>
-        }
-        .into_any();
+        return no_data(
+            "chart empty",
+            id,
+            title,
+            "No data: these commits record no such metric.",
+        );
     }
     let summary = chart_summary(title, &points);
     let first = points.first().map(|p| p.0.clone()).unwrap_or_default();
@@ -105,13 +120,7 @@ pub fn axis_value(v: f64) -> String {
 /// (read by screen readers and on hover alike), the bars scale to the largest value.
 pub fn hbars(title: &'static str, points: Vec<(String, f64, String)>, id: &'static str) -> AnyView {
     if points.iter().all(|p| p.1 <= 0.0) {
-        return view! {
-            <figure class="hbars empty" id=id>
-                <figcaption>{title}</figcaption>
-                <p>"No data."</p>
-            </figure>
-        }
-        .into_any();
+        return no_data("hbars empty", id, title, "No data.");
     }
     let max = points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1.0);
     let rows = points
