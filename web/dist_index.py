@@ -11,6 +11,13 @@
   wasm, plus preloads with Subresource Integrity; `<link data-trunk rel="css" …>` becomes
   the stylesheet link with its integrity. Any other `data-trunk` link is an error (this
   script does not know it).
+- the codec module (web/codecs: deltalens-codecs.js, deltalens-codecs_bg.wasm) and the
+  writer module (web/extras: deltalens-extras.*), when in BINDGEN_DIR, are copied under
+  content-hashed names too, and the page says where they are
+  (`globalThis.deltalensExtras.{codecs,extras}`): the explorer fetches one the first time
+  a brotli or zstd page or a Parquet download needs it, never on the first load;
+- wasm-bindgen's `snippets/` (the JavaScript of `inline_js` imports, which the glue
+  imports by relative path) is copied as it is;
 - DIST is replaced only once everything is written (a failed build leaves the old one).
 """
 import base64
@@ -37,8 +44,25 @@ def main(index_html, style_css, bindgen_dir, dist):
     js_name = f"deltalens-web-{hashed(js + wasm)}.js"
     wasm_name = f"deltalens-web-{hashed(js + wasm)}_bg.wasm"
     css_name = f"style-{hashed(css)}.css"
+    extras = []
+    where = {}
+    for module in ("codecs", "extras"):
+        js_path = os.path.join(bindgen_dir, f"deltalens-{module}.js")
+        if not os.path.exists(js_path):
+            continue
+        mjs = open(js_path, "rb").read()
+        mwasm = open(os.path.join(bindgen_dir, f"deltalens-{module}_bg.wasm"), "rb").read()
+        h = hashed(mjs + mwasm)
+        names = (f"deltalens-{module}-{h}.js", f"deltalens-{module}-{h}_bg.wasm")
+        extras += [(names[0], mjs), (names[1], mwasm)]
+        where[module] = f"{{ js: '/{names[0]}', wasm: '/{names[1]}' }}"
+    where = (
+        "globalThis.deltalensExtras = { " + ", ".join(f"{k}: {v}" for k, v in where.items()) + " };\n"
+        if where else ""
+    )
     script = (
         '<script type="module">\n'
+        + where +
         f"import init from '/{js_name}';\n"
         f"await init({{ module_or_path: '/{wasm_name}' }});\n"
         "</script>\n"
@@ -63,12 +87,16 @@ def main(index_html, style_css, bindgen_dir, dist):
     tmp = dist + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    for name, data in ((js_name, js), (wasm_name, wasm), (css_name, css), ("index.html", html.encode())):
+    for name, data in [(js_name, js), (wasm_name, wasm), (css_name, css), ("index.html", html.encode())] + extras:
         with open(os.path.join(tmp, name), "wb") as f:
             f.write(data)
+    snippets = os.path.join(bindgen_dir, "snippets")
+    if os.path.isdir(snippets):
+        shutil.copytree(snippets, os.path.join(tmp, "snippets"))
     shutil.rmtree(dist, ignore_errors=True)
     os.rename(tmp, dist)
-    print(f"dist: index.html, {js_name}, {wasm_name} ({len(wasm)} bytes), {css_name}")
+    print(f"dist: index.html, {js_name}, {wasm_name} ({len(wasm)} bytes), {css_name}"
+          + "".join(f", {n} ({len(d)} bytes)" for n, d in extras))
 
 
 if __name__ == "__main__":

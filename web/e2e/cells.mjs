@@ -4,6 +4,9 @@
 // value is `\N` there and `∅` in the grid. Rows are compared as multisets (the CLI may
 // read files in another order). A table the CLI refuses must show an error, no rows. Reads the whole grid by scrolling its window (only the
 // rows in view are in the DOM). Prints the count of cells compared.
+// EXTRA=dir,dir adds tables outside the corpus (tests/fixtures/codecs: a file per Parquet
+// codec). The codec module (web/extras: brotli, zstd) must be fetched by the pages of
+// tables with brotli or zstd pages (CODEC_TABLES=name,…) and by no other page.
 //
 //   BASE=http://127.0.0.1:PORT CORPUS=../shared/conformance DELTALENS_BIN=… node web/e2e/cells.mjs
 import { createRequire } from 'node:module';
@@ -17,7 +20,11 @@ const { chromium } = require('playwright-core');
 
 const { BASE, CORPUS, DELTALENS_BIN } = process.env;
 const only = process.env.TABLES ? process.env.TABLES.split(',') : null;
-const tables = fs.readdirSync(path.join(CORPUS, 'tables')).filter((t) => !only || only.includes(t)).sort();
+const dirs = new Map(fs.readdirSync(path.join(CORPUS, 'tables')).map((t) => [t, path.join(CORPUS, 'tables', t)]));
+for (const d of (process.env.EXTRA || '').split(',').filter(Boolean)) dirs.set(path.basename(d), d);
+const tables = [...dirs.keys()].filter((t) => !only || only.includes(t)).sort();
+const codecTables = new Set((process.env.CODEC_TABLES || '').split(',').filter(Boolean));
+const fetchedCodecs = [];
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'] });
 
 const esc = (s) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
@@ -48,7 +55,7 @@ let compared = 0;
 const refused = [];
 const failures = [];
 for (const name of tables) {
-  const dir = path.join(CORPUS, 'tables', name);
+  const dir = dirs.get(name);
   let tsv;
   try {
     tsv = execFileSync(DELTALENS_BIN, ['scan', dir, '--format', 'tsv'], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] }).toString('utf8');
@@ -70,6 +77,8 @@ for (const name of tables) {
     continue;
   }
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  let codecFetches = 0;
+  page.on('request', (r) => { if (/\/deltalens-codecs-[0-9a-f]+_bg\.wasm$/.test(r.url())) codecFetches++; });
   try {
     const [header, ...lines] = tsv.replace(/\n$/, '').split('\n');
     await page.goto(`${BASE}/?table=${encodeURIComponent(`${BASE}/tables/${name}`)}&tab=data`);
@@ -89,6 +98,9 @@ for (const name of tables) {
     const cli = [...lines].sort();
     assert.equal(grid.length, cli.length, `${grid.length} rows in the grid, ${cli.length} from the CLI`);
     for (let i = 0; i < cli.length; i++) assert.equal(grid[i], cli[i], `row ${i} (sorted)`);
+    // the codec module: fetched once by a table with brotli or zstd pages, never otherwise
+    assert.equal(codecFetches, codecTables.has(name) ? 1 : 0, `codec module fetched ${codecFetches} times`);
+    if (codecFetches) fetchedCodecs.push(name);
     rowsCompared += cli.length;
     cells += cli.length * names.length;
     compared++;
@@ -101,4 +113,5 @@ for (const name of tables) {
 }
 await browser.close();
 console.log(`cells: ${cells} cells in ${rowsCompared} rows of ${compared} corpus tables equal the CLI's rendering (${failures.length} tables differ; ${refused.length} the CLI refuses, and so does the page: ${refused.join(', ') || 'none'})`);
+console.log(`codec module (brotli, zstd) fetched by ${fetchedCodecs.length} tables (${fetchedCodecs.join(', ') || 'none'}), by none of the other ${compared - fetchedCodecs.length}`);
 process.exit(failures.length ? 1 : 0);

@@ -119,6 +119,16 @@ await check('demo: overview', async (page) => {
   // a finding opens on what it means and the usual remedy
   await page.click('#health li[data-id="small_files"] summary');
   assert.match(await text(page, '#health li[data-id="small_files"]'), /Usual remedy: .*OPTIMIZE/);
+  // health over history, on demand: the same points as `deltalens health --series 8`
+  await page.click('#read-health-series');
+  await page.waitForSelector('#health-series-table tbody tr', { timeout: 60000 });
+  const series = JSON.parse(execFileSync(process.env.DELTALENS_BIN, ['health', `${process.env.FIXTURES}/demo`, '--series', '8', '--json']).toString());
+  const seriesRows = await page.locator('#health-series-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText)));
+  assert.ok(series.points.length >= 2, `${series.points.length} points`);
+  assert.deepEqual(seriesRows.map((r) => r[0]), series.points.map((p) => String(p.version)));
+  assert.deepEqual(seriesRows.map((r) => r[1]), series.points.map((p) => grouped(p.files)));
+  assert.deepEqual(seriesRows.map((r) => r[8]), series.points.map((p) => grouped(p.tombstones)));
+  assert.equal(await page.locator('#chart-series-files svg rect').count(), series.points.length);
   await page.screenshot({ path: `${ART}/demo-overview.png`, fullPage: true });
 });
 
@@ -156,6 +166,9 @@ await check('demo: history and time travel by click', async (page) => {
 });
 
 await check('demo: data, time travel, filter, first 100 rows', async (page) => {
+  // the writer module (Parquet downloads) is fetched on the first Parquet download only
+  let writerFetches = 0;
+  page.on('request', (r) => { if (/\/deltalens-extras-[0-9a-f]+_bg\.wasm$/.test(r.url())) writerFetches++; });
   await open(page, 'demo', '&tab=data');
   await waitText(page, '#data-summary', /^100 rows/);
   const s = await text(page, '#data-summary');
@@ -205,11 +218,20 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   // downloads of the current result
   for (const [label, check] of [
     ['CSV', (buf) => assert.equal(buf.toString('utf8').trim().split('\n').length, loadedRows + 1)],
-    ['Parquet', (buf) => assert.equal(buf.subarray(0, 4).toString(), 'PAR1')],
+    // written by the writer module (fetched now, not before), read back by pyarrow
+    ['Parquet', (buf) => {
+      assert.equal(buf.subarray(0, 4).toString(), 'PAR1');
+      const f = `${ART}/download.parquet`;
+      fs.writeFileSync(f, buf);
+      const n = execFileSync('python3', ['-c', 'import sys, pyarrow.parquet as pq; print(pq.read_table(sys.argv[1]).num_rows)', f]).toString().trim();
+      assert.equal(Number(n), loadedRows);
+      assert.equal(writerFetches, 1, 'the writer module is fetched once');
+    }],
     // an Arrow IPC stream (as the CLI and the worker write): a continuation marker, then
     // the schema message; not the file format's `ARROW1` magic
     ['Arrow', (buf) => assert.equal(buf.readUInt32LE(0), 0xffffffff)],
   ]) {
+    if (label === 'Parquet') assert.equal(writerFetches, 0, 'the writer module was fetched before a Parquet download needed it');
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`.downloads button:has-text("${label}")`)]);
     const chunks = [];
     for await (const c of await dl.createReadStream()) chunks.push(c);

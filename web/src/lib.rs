@@ -17,6 +17,7 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 pub mod catalog;
 pub mod errors;
+pub mod extras;
 pub mod format;
 pub mod grid;
 pub mod landing;
@@ -29,6 +30,7 @@ pub mod ui;
 /// Mount the app on the page's body.
 pub fn start() {
     expose_memory();
+    extras::install();
     leptos::mount::mount_to_body(ui::App);
 }
 

@@ -16,6 +16,7 @@ use deltalens_core::file_totals::FileTotals;
 use deltalens_core::time_travel::parse_timestamp;
 use deltalens_core::version_info::PROGRESS_EVERY_FILES;
 use deltalens_core::{HistoryEntry, VersionInfo, VersionSpec};
+use deltalens_present::HealthSeries;
 use deltalens_present::health::{HISTORY_COMMITS, Health, HealthTally, VersionFacts};
 use deltalens_present::{PartitionRow, PartitionTotals};
 use futures::future::{AbortHandle, Abortable};
@@ -81,6 +82,8 @@ pub struct Ctx {
     /// Its health report: the same pass over its files, then its tombstones and the
     /// newest commits of history, once read.
     pub health: RwSignal<Option<Health>>,
+    /// Health at versions spread over the history up to the version shown, once asked for.
+    pub health_series: RwSignal<Option<HealthSeries>>,
     /// The version whose files are being counted, while they are.
     pub counting: RwSignal<Option<u64>>,
     /// The newest version known.
@@ -115,6 +118,7 @@ impl Ctx {
             totals: RwSignal::new(None),
             partitions: RwSignal::new(None),
             health: RwSignal::new(None),
+            health_series: RwSignal::new(None),
             counting: RwSignal::new(None),
             latest: RwSignal::new(None),
             version: RwSignal::new(None),
@@ -345,10 +349,37 @@ impl Ctx {
             self.totals.set(None);
             self.partitions.set(None);
             self.health.set(None);
+            self.health_series.set(None);
             self.info.set(Some(Arc::clone(&info)));
             self.count_files(info);
             Ok(())
         });
+    }
+
+    /// Read the health at `points` versions spread over the newest commits of history,
+    /// ending at the version shown (the Overview's "over history" chart).
+    pub fn read_health_series(self, points: usize) {
+        let (Some(s), Some(v)) = (self.session.get_untracked(), self.shown_version()) else {
+            return;
+        };
+        let now_ms = js_sys::Date::now() as i64;
+        self.run(
+            format!("reading the health at {points} versions"),
+            async move {
+                let history = s
+                    .table
+                    .history(Some(HISTORY_COMMITS))
+                    .await
+                    .map_err(|e| explain(&e))?;
+                let series = HealthSeries::read(&s.table, &history, Some(v), points, now_ms)
+                    .await
+                    .map_err(|e| explain_present(&e))?;
+                if self.shown_version() == Some(v) {
+                    self.health_series.set(Some(series));
+                }
+                Ok(())
+            },
+        );
     }
 
     /// The version shown, if one is open.
@@ -387,6 +418,7 @@ impl Ctx {
                 self.totals.set(None);
                 self.partitions.set(None);
                 self.health.set(None);
+                self.health_series.set(None);
                 self.latest.set(None);
                 self.history.set(Vec::new());
                 if is_catalog(&s_url(&self)) {

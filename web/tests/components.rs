@@ -69,7 +69,10 @@ fn downloads_are_well_formed() {
         csv,
         "<img src=x onerror=alert(1)>,name\n1,<script>alert('xss')</script>\n,\"a,\"\"b\"\"\nc\"\n"
     );
-    let pq = rows::file(Format::Parquet, &schema, one).unwrap();
+    // an Arrow IPC stream, as the CLI and the worker write
+    let ipc = rows::file(Format::Arrow, &schema, one).unwrap();
+    // Parquet: written by the codec module from the Arrow stream, as the Data tab does
+    let pq = deltalens_web_extras::parquet_from_ipc(&ipc).unwrap();
     assert_eq!(&pq[..4], b"PAR1");
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
         bytes::Bytes::from(pq),
@@ -79,8 +82,6 @@ fn downloads_are_well_formed() {
     .unwrap();
     let back: usize = reader.map(|b| b.unwrap().num_rows()).sum();
     assert_eq!(back, 2);
-    // an Arrow IPC stream, as the CLI and the worker write
-    let ipc = rows::file(Format::Arrow, &schema, one).unwrap();
     let back: Vec<RecordBatch> =
         arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(ipc), None)
             .unwrap()

@@ -5,6 +5,8 @@
 //! - `GET /v1/health?table=URL[&version=N|&timestamp=T][&now=T]`: the table health report
 //!   (`deltalens health --json`); ages and the tombstone retention window are measured
 //!   from the server's clock, or from `now` (a timestamp) for a report that does not change;
+//!   `&series=N`: instead, the health at N versions spread over the newest commits
+//!   (`deltalens health --series N --json`, at most 32);
 //! - `GET /v1/scan?table=URL[&version|timestamp][&columns=a,b][&filter=EXPR][&limit=N][&format=]`;
 //! - `GET /v1/changes?table=URL&from=V[&to=V][&columns][&filter][&limit][&format]` (`from`
 //!   and `to` are versions or timestamps, as `table_changes`);
@@ -56,6 +58,8 @@ pub enum ApiRequest {
         at: VersionSpec,
         /// The time to measure from, in ms since the epoch; `None`: the server's clock.
         now_ms: Option<i64>,
+        /// `Some(n)`: the health at `n` versions over history instead.
+        series: Option<usize>,
     },
     /// `GET /v1/schema`: the schema rows.
     Schema {
@@ -228,8 +232,9 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
             }
         }
         "/v1/health" => {
-            p.only(&with(&["now"]))?;
+            p.only(&with(&["now", "series"]))?;
             ApiRequest::Health {
+                series: p.usize("series")?,
                 table: p.table()?,
                 at: p.at()?,
                 now_ms: p
@@ -395,6 +400,7 @@ mod tests {
                 table: "s3://b/t".into(),
                 at: VersionSpec::Version(3),
                 now_ms: None,
+                series: None,
             }
         );
         assert_eq!(r.table(), "s3://b/t");
@@ -404,6 +410,7 @@ mod tests {
                 ("table", "s3://b/t"),
                 ("timestamp", "2024-01-01"),
                 ("now", "2024-01-02"),
+                ("series", "4"),
             ]),
         )
         .unwrap();
@@ -413,6 +420,7 @@ mod tests {
                 table: "s3://b/t".into(),
                 at: VersionSpec::Timestamp(1_704_067_200_000),
                 now_ms: Some(1_704_153_600_000),
+                series: Some(4),
             }
         );
         let r = parse_get(

@@ -3,7 +3,8 @@
 //! this; the tests run the same natively to compare.
 
 use deltalens_core::{Table, VersionSpec};
-use deltalens_present::{FileRow, Health, Overview, encode};
+use deltalens_present::health::HISTORY_COMMITS;
+use deltalens_present::{FileRow, Health, HealthSeries, Overview, encode};
 use serde::Serialize;
 
 use crate::error::{ApiError, Result};
@@ -90,6 +91,18 @@ pub async fn respond(
             )
         }
         // streamed as for info: memory follows the partitions, not the files
+        ApiRequest::Health {
+            at,
+            now_ms: asked,
+            series: Some(points),
+            ..
+        } => {
+            let newest = table.version_info(at).await?.version;
+            let history = table.history(Some(HISTORY_COMMITS)).await?;
+            let now_ms = asked.unwrap_or(now_ms);
+            let s = HealthSeries::read(table, &history, Some(newest), points, now_ms).await?;
+            document(&s, newest)
+        }
         ApiRequest::Health {
             at, now_ms: asked, ..
         } => {

@@ -195,6 +195,24 @@ fn the_api_route_answers_the_cli_document() {
         let api: Value = serde_json::from_slice(&answer.body).unwrap();
         assert_eq!(api, cli, "{name}");
         assert_eq!(answer.version, cli["version"].as_u64().unwrap());
+        // `&series=4`: the document of `health --series 4 --json`
+        let cli = health_json(&path, &["--now", "2030-01-01", "--series", "4"]);
+        let mut with_series = params.clone();
+        with_series.push(("series".into(), "4".into()));
+        let api = deltalens_api::request::parse_get("/v1/health", &with_series).unwrap();
+        let answer = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(deltalens_api::respond(
+                api,
+                &in_memory(Path::new(&path), &path),
+                Limits::default(),
+                0,
+            ))
+            .unwrap();
+        let api: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert!(!cli["points"].as_array().unwrap().is_empty(), "{name}");
+        assert_eq!(api, cli, "{name} series");
     }
 }
 
@@ -286,4 +304,68 @@ fn health_figures_match_deltalake() {
         assert_eq!(later["tombstones"]["tombstones"], want["tombstones"], "{t}");
     }
     assert!(checked_within > 0, "some tombstone was inside the window");
+}
+
+/// `health --series N`: N versions spread over the history, each point's figures equal to
+/// deltalake's add actions at that version; the limit is named before anything is read.
+#[test]
+fn health_series_matches_deltalake_at_each_version() {
+    let t = fixture("checkpointed");
+    let s = health_json(&t, &["--series", "5", "--now", "2030-01-01"]);
+    let points = s["points"].as_array().unwrap();
+    let versions: Vec<u64> = points
+        .iter()
+        .map(|p| p["version"].as_u64().unwrap())
+        .collect();
+    let newest = health_json(&t, &["--now", "2030-01-01"])["version"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(versions.len(), 5, "{versions:?}");
+    assert_eq!((versions[0], versions[4]), (0, newest));
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    assert_eq!(s["unavailable"], serde_json::json!([]));
+    // the newest point is the single-version report's figures
+    let single = health_json(&t, &["--now", "2030-01-01"]);
+    assert_eq!(points[4]["files"], single["files"]["files"]);
+    assert_eq!(points[4]["tombstones"], single["tombstones"]["tombstones"]);
+    let text = run(&["health", &t, "--series", "5", "--now", "2030-01-01"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2 + 5, "{text}");
+    let refused = run(&["health", &t, "--series", "33"]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("MAX_SERIES_POINTS"), "{err}");
+    if !oracle_available() {
+        eprintln!("SKIPPED (partly): deltalake (Python) not installed");
+        return;
+    }
+    let script = "import sys, json, pyarrow as pa\n\
+        from deltalake import DeltaTable\n\
+        out = []\n\
+        for v in sys.argv[2:]:\n\
+        \x20   a = pa.table(DeltaTable(sys.argv[1], version=int(v)).get_add_actions(flatten=True)).to_pylist()\n\
+        \x20   out.append({'files': len(a), 'bytes': sum(r['size_bytes'] for r in a),\n\
+        \x20       'records': sum(r['num_records'] or 0 for r in a),\n\
+        \x20       'small': sum(1 for r in a if r['size_bytes'] < 32 << 20)})\n\
+        print(json.dumps(out))";
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", script, &t]);
+    cmd.args(versions.iter().map(u64::to_string));
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+    for (p, w) in points.iter().zip(&want) {
+        let v = &p["version"];
+        assert_eq!(p["files"], w["files"], "version {v}");
+        assert_eq!(p["bytes"], w["bytes"], "version {v}");
+        assert_eq!(p["records"], w["records"], "version {v}");
+        let files = w["files"].as_f64().unwrap();
+        let small = w["small"].as_f64().unwrap() / files;
+        assert_eq!(p["small_file_share"].as_f64(), Some(small), "version {v}");
+    }
+    let grew = want.first().unwrap()["files"].as_u64() < want.last().unwrap()["files"].as_u64();
+    assert!(
+        grew,
+        "the fixture's file count changes over its history: {want:?}"
+    );
 }

@@ -6,13 +6,16 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampMicrosecondType;
-use arrow_array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_array};
-use arrow_schema::{DataType as ArrowType, Field, Fields, TimeUnit};
+use arrow_array::{
+    Array, ArrayRef, LargeListArray, ListArray, MapArray, StructArray, new_null_array,
+};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{DataType as ArrowType, Field, Fields};
 
 use crate::actions::Metadata;
 use crate::error::{Error, Result};
 use crate::schema::{DataType, PARQUET_FIELD_ID_KEY, StructField};
+use crate::type_widening::widen;
 
 /// The table's column mapping mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,11 +112,8 @@ pub fn conform(
         (DataType::Array(at), ArrowType::List(target_el)) => {
             let src = match array.data_type() {
                 ArrowType::List(_) => array.as_list::<i32>().clone(),
-                ArrowType::LargeList(_) => {
-                    let cast = arrow_cast::cast(array, &ArrowType::List(target_el.clone()))
-                        .map_err(|e| err(path, e.to_string()))?;
-                    cast.as_list::<i32>().clone()
-                }
+                ArrowType::LargeList(_) => small_list(array.as_list::<i64>())
+                    .ok_or_else(|| err(path, "a list of over 2^31 values".into()))?,
                 other => return Err(err(path, format!("expected a list, found {other}"))),
             };
             let values = conform(
@@ -166,9 +166,7 @@ pub fn conform(
             let children = target_fields
                 .iter()
                 .map(|tf| match src.column_by_name(tf.name()) {
-                    Some(c) => {
-                        arrow_cast::cast(c, tf.data_type()).map_err(|e| err(path, e.to_string()))
-                    }
+                    Some(c) => widen(c, tf.data_type()).map_err(|e| err(path, e)),
                     None => Ok(new_null_array(tf.data_type(), src.len())),
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -176,27 +174,26 @@ pub fn conform(
                 .map_err(|e| err(path, e.to_string()))?;
             Ok(Arc::new(out))
         }
-        _ if array.data_type() == target => Ok(array.clone()),
-        (_, ArrowType::Timestamp(TimeUnit::Microsecond, Some(tz)))
-            if matches!(array.data_type(), ArrowType::Timestamp(..)) =>
-        {
-            // change the unit without parsing the zone name (values are UTC instants)
-            let us = arrow_cast::cast(array, &ArrowType::Timestamp(TimeUnit::Microsecond, None))
-                .map_err(|e| err(path, e.to_string()))?;
-            let us = us.as_primitive::<TimestampMicrosecondType>().clone();
-            Ok(Arc::new(us.with_timezone(tz.clone())))
-        }
-        _ => arrow_cast::cast(array, target).map_err(|e| {
-            err(
-                path,
-                format!(
-                    "cannot read {} as {}: {e}",
-                    array.data_type(),
-                    ty.type_string()
-                ),
-            )
-        }),
+        _ => widen(array, target)
+            .map_err(|e| err(path, format!("cannot read it as {}: {e}", ty.type_string()))),
     }
+}
+
+/// A large list (64-bit offsets) as a list, its values kept: `None` past 2^31 values.
+fn small_list(src: &LargeListArray) -> Option<ListArray> {
+    let offsets = src
+        .offsets()
+        .iter()
+        .map(|o| i32::try_from(*o).ok())
+        .collect::<Option<Vec<i32>>>()?;
+    let field = Arc::new(Field::new_list_field(src.value_type(), true));
+    ListArray::try_new(
+        field,
+        OffsetBuffer::new(offsets.into()),
+        src.values().clone(),
+        src.nulls().cloned(),
+    )
+    .ok()
 }
 
 /// `f` with every nullability relaxed (map keys excepted): data files may hold nulls in

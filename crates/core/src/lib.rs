@@ -31,8 +31,10 @@ pub mod snapshot;
 pub mod string_map;
 pub mod table;
 mod table_path;
+pub mod text_value;
 pub mod time_travel;
 pub mod tombstones;
+pub mod type_widening;
 pub mod version_info;
 
 pub use deltalens_storage as storage;

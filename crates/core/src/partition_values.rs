@@ -1,13 +1,14 @@
 //! Partition values: the strings in `add.partitionValues` read with their Delta types
 //! (PROTOCOL.md "Partition Value Serialization").
 
-use chrono::{NaiveDate, NaiveDateTime};
+use chrono::NaiveDate;
 use serde_json::Value;
 
 use crate::actions::{Add, Metadata};
 use crate::error::{Error, Result};
 use crate::schema::{DataType, TableSchema};
-use crate::time_travel::parse_timestamp;
+use crate::text_value;
+use crate::type_widening::widen;
 
 fn bad(column: &str, raw: &str, ty: &str) -> Error {
     Error::InvalidLog {
@@ -98,16 +99,7 @@ pub fn partition_value_json(column: &str, raw: Option<&str>, ty: &DataType) -> R
 /// Microseconds since the epoch of a partition timestamp (`2021-09-08 11:11:11.123456`,
 /// ISO-8601 with zone, or without zone = UTC).
 pub fn parse_timestamp_us(raw: &str) -> Option<i64> {
-    let s = raw.trim();
-    for f in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(s, f) {
-            return Some(dt.and_utc().timestamp_micros());
-        }
-    }
-    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Some(dt.timestamp_micros());
-    }
-    parse_timestamp(s).ok().map(|ms| ms * 1000)
+    text_value::timestamp_us(raw.trim())
 }
 
 fn format_us(us: i64, zone: bool) -> String {
@@ -129,7 +121,8 @@ pub fn partition_array(
     target: &arrow_schema::DataType,
     n: usize,
 ) -> Result<arrow_array::ArrayRef> {
-    use arrow_array::{ArrayRef, BinaryArray, StringArray, TimestampMicrosecondArray, UInt32Array};
+    use arrow_array::{ArrayRef, BinaryArray, UInt32Array};
+    use arrow_schema::TimeUnit;
     use std::sync::Arc;
     let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(arrow_array::new_null_array(target, n));
@@ -140,29 +133,14 @@ pub fn partition_array(
     };
     let one: ArrayRef = match p {
         "binary" => Arc::new(BinaryArray::from(vec![raw.as_bytes()])),
-        "timestamp" => Arc::new(
-            TimestampMicrosecondArray::from(vec![
-                parse_timestamp_us(raw).ok_or_else(|| bad(column, raw, p))?,
-            ])
-            .with_timezone("UTC"),
-        ),
-        "timestamp_ntz" => Arc::new(TimestampMicrosecondArray::from(vec![
-            parse_timestamp_us(raw).ok_or_else(|| bad(column, raw, p))?,
-        ])),
-        _ => {
-            let s: ArrayRef = Arc::new(StringArray::from(vec![raw.trim()]));
-            let options = arrow_cast::CastOptions {
-                safe: false,
-                ..Default::default()
-            };
-            arrow_cast::cast_with_options(&s, target, &options).map_err(|_| bad(column, raw, p))?
+        "timestamp" | "timestamp_ntz" => {
+            let us = parse_timestamp_us(raw).ok_or_else(|| bad(column, raw, p))?;
+            let zone = (p == "timestamp").then(|| "UTC".into());
+            text_value::timestamp_array(us, TimeUnit::Microsecond, zone)
         }
+        _ => text_value::one_row(raw, target).map_err(|_| bad(column, raw, p))?,
     };
-    let one = if one.data_type() == target {
-        one
-    } else {
-        arrow_cast::cast(&one, target).map_err(|_| bad(column, raw, p))?
-    };
+    let one = widen(&one, target).map_err(|_| bad(column, raw, p))?;
     let idx = UInt32Array::from(vec![0u32; n]);
     arrow_select::take::take(&one, &idx, None).map_err(|_| bad(column, raw, p))
 }

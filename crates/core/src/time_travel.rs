@@ -2,7 +2,7 @@
 //! a point in time, with in-commit timestamps where the table has them and monotonized
 //! file modification times before.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono::{TimeZone, Utc};
 use deltalens_storage::Storage;
 
 use crate::actions::{Metadata, Protocol, parse_commit_info};
@@ -24,30 +24,10 @@ pub fn parse_timestamp(input: &str) -> Result<i64> {
     if s.is_empty() {
         return Err(err("it is empty"));
     }
-    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
-        return Ok(dt.timestamp_millis());
+    match crate::text_value::timestamp_us(s) {
+        Some(us) => Ok(us.div_euclid(1_000)),
+        None => Err(err("it is not an ISO-8601 timestamp or date")),
     }
-    for f in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
-        if let Ok(dt) = DateTime::parse_from_str(s, f) {
-            return Ok(dt.timestamp_millis());
-        }
-    }
-    let naive = s.strip_suffix(" UTC").unwrap_or(s);
-    for f in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(naive, f) {
-            return Ok(Utc.from_utc_datetime(&dt).timestamp_millis());
-        }
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(naive, "%Y-%m-%d") {
-        let start = d.and_hms_opt(0, 0, 0).ok_or_else(|| err("invalid date"))?;
-        return Ok(Utc.from_utc_datetime(&start).timestamp_millis());
-    }
-    Err(err("it is not an ISO-8601 timestamp or date"))
 }
 
 /// Render milliseconds since the epoch as ISO-8601 UTC.

@@ -76,6 +76,57 @@ pub trait Codec: Send {
     ) -> Result<usize>;
 }
 
+/// (deltalens patch 12) A decoder supplied at run time for a codec compiled out: `codec`
+/// is `"brotli"`, `"zstd"`, `"gzip"` or `"lz4"`, the bytes decoded are appended to
+/// `output_buf`, the count is returned. The explorer builds without brotli and zstd and
+/// decodes them in a second wasm module, fetched the first time a page needs one.
+pub type ExternalDecompress = fn(
+    codec: &'static str,
+    input_buf: &[u8],
+    output_buf: &mut Vec<u8>,
+    uncompress_size: Option<usize>,
+) -> Result<usize>;
+
+static EXTERNAL_DECOMPRESS: std::sync::OnceLock<ExternalDecompress> = std::sync::OnceLock::new();
+
+/// (deltalens patch 12) Decode the codecs compiled out with `f` (set once: later calls
+/// are ignored). Writing with them stays an error.
+pub fn set_external_decompressor(f: ExternalDecompress) {
+    let _ = EXTERNAL_DECOMPRESS.set(f);
+}
+
+/// (deltalens patch 12) The external decoder of `codec`, if one is set.
+#[allow(dead_code)]
+fn external(codec: &'static str) -> Option<Box<dyn Codec>> {
+    EXTERNAL_DECOMPRESS
+        .get()
+        .map(|f| Box::new(ExternalCodec { codec, f: *f }) as Box<dyn Codec>)
+}
+
+/// (deltalens patch 12) A codec decoded by an [`ExternalDecompress`].
+struct ExternalCodec {
+    codec: &'static str,
+    f: ExternalDecompress,
+}
+
+impl Codec for ExternalCodec {
+    fn compress(&mut self, _input_buf: &[u8], _output_buf: &mut Vec<u8>) -> Result<()> {
+        Err(ParquetError::General(format!(
+            "Disabled feature at compile time: {} (decoded only)",
+            self.codec
+        )))
+    }
+
+    fn decompress(
+        &mut self,
+        input_buf: &[u8],
+        output_buf: &mut Vec<u8>,
+        uncompress_size: Option<usize>,
+    ) -> Result<usize> {
+        (self.f)(self.codec, input_buf, output_buf, uncompress_size)
+    }
+}
+
 /// Struct to hold `Codec` creation options.
 #[derive(Debug, PartialEq, Eq)]
 pub struct CodecOptions {
@@ -176,6 +227,10 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
         CodecType::BROTLI(level) => {
             #[cfg(any(feature = "brotli-decode", test))]
             return Ok(Some(Box::new(BrotliCodec::new(level))));
+            // (deltalens patch 12) a decoder supplied at run time
+            if let Some(c) = external("brotli") {
+                return Ok(Some(c));
+            }
             Err(ParquetError::General(
                 "Disabled feature at compile time: brotli".into(),
             ))
@@ -183,6 +238,10 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
         CodecType::GZIP(level) => {
             #[cfg(any(feature = "flate2", test))]
             return Ok(Some(Box::new(GZipCodec::new(level))));
+            // (deltalens patch 12) a decoder supplied at run time
+            if let Some(c) = external("gzip") {
+                return Ok(Some(c));
+            }
             Err(ParquetError::General(
                 "Disabled feature at compile time: flate2".into(),
             ))
@@ -199,6 +258,10 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
             return Ok(Some(Box::new(LZ4HadoopCodec::new(
                 _options.backward_compatible_lz4,
             ))));
+            // (deltalens patch 12) a decoder supplied at run time
+            if let Some(c) = external("lz4") {
+                return Ok(Some(c));
+            }
             Err(ParquetError::General(
                 "Disabled feature at compile time: lz4".into(),
             ))
@@ -206,6 +269,10 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
         CodecType::ZSTD(level) => {
             #[cfg(any(feature = "zstd", test))]
             return Ok(Some(Box::new(ZSTDCodec::new(level))));
+            // (deltalens patch 12) a decoder supplied at run time
+            if let Some(c) = external("zstd") {
+                return Ok(Some(c));
+            }
             Err(ParquetError::General(
                 "Disabled feature at compile time: zstd".into(),
             ))
@@ -213,6 +280,10 @@ pub fn create_codec(codec: CodecType, _options: &CodecOptions) -> Result<Option<
         CodecType::LZ4_RAW => {
             #[cfg(any(feature = "lz4", test))]
             return Ok(Some(Box::new(LZ4RawCodec::new())));
+            // (deltalens patch 12) a decoder supplied at run time
+            if let Some(c) = external("lz4_raw") {
+                return Ok(Some(c));
+            }
             Err(ParquetError::General(
                 "Disabled feature at compile time: lz4".into(),
             ))

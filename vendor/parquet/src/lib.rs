@@ -194,6 +194,8 @@ pub mod column;
 pub mod compression;
 #[cfg(not(feature = "experimental"))]
 mod compression;
+/// (deltalens patch 12) decoders supplied at run time for codecs compiled out
+pub use compression::{ExternalDecompress, set_external_decompressor};
 #[cfg(feature = "experimental")]
 #[doc(hidden)]
 pub mod encodings;

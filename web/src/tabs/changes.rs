@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
-use deltalens_core::Error;
+use arrow_schema::SchemaRef;
 use deltalens_core::changes::Changes;
 use deltalens_core::diff::TableDiff;
 use deltalens_core::scan::ScanOptions;
+use deltalens_core::{Error, Table};
 use leptos::prelude::*;
 
 use crate::errors::explain;
@@ -66,76 +67,79 @@ pub fn ChangesTab() -> impl IntoView {
                 .set(Some("Enter the first and last version (numbers).".into()));
             return;
         };
-        ctx.run(format!("reading changes of versions {a} to {b}"), async move {
-            let opts = ScanOptions { limit: Some(LIMIT), ..Default::default() };
-            let mut batches = Vec::new();
-            let t = &sess.table;
-            let planned = Changes::new(t, a, Some(b), opts.clone()).await;
-            let cdf = match planned {
-                Ok(c) => match c.execute(&mut |x| { batches.push(x); Ok(true) }).await {
-                    Ok(_) => Some(c.schema().map_err(|e| explain(&e))?),
-                    Err(Error::CdfNotEnabled { .. }) => None,
-                    Err(e) => return Err(explain(&e)),
-                },
-                Err(Error::CdfNotEnabled { .. }) => None,
-                Err(e) => return Err(explain(&e)),
-            };
-            let schema = match cdf {
-                Some(s) => { note.set(format!("Change data feed of versions {a}–{b} (table_changes)")); s }
-                None => {
-                    batches.clear();
-                    let from_v = a.saturating_sub(1);
-                    let d = TableDiff::new(t, from_v, b).await.map_err(|e| explain(&e))?;
-                    d.rows(&opts, &mut |x| { batches.push(x); Ok(true) }).await.map_err(|e| explain(&e))?;
-                    note.set(format!("The change data feed is off for this range: rows inserted and deleted between versions {from_v} and {b} (row-level diff)"));
-                    d.row_schema(&opts).map_err(|e| explain(&e))?
+        ctx.run(
+            format!("reading changes of versions {a} to {b}"),
+            async move {
+                let read = || {
+                    let sess = sess.clone();
+                    async move { read_changes(&sess.table, a, b).await }
+                };
+                let (schema, batches, told) = crate::extras::with_codecs(read).await?;
+                note.set(told);
+                let c = counts(&batches);
+                let mut by_version: BTreeMap<i64, usize> = BTreeMap::new();
+                let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
+                for ((v, ty), n) in &c {
+                    *by_version.entry(*v).or_default() += n;
+                    *by_type.entry(ty.clone()).or_default() += n;
                 }
-            };
-            let c = counts(&batches);
-            let mut by_version: BTreeMap<i64, usize> = BTreeMap::new();
-            let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
-            for ((v, ty), n) in &c {
-                *by_version.entry(*v).or_default() += n;
-                *by_type.entry(ty.clone()).or_default() += n;
-            }
-            if c.is_empty() {
-                // the diff has no versions: count by change type only
-                for b in &batches {
-                    if let Some(t) = b.column_by_name("_change_type").and_then(|t| t.as_string_opt::<i32>().cloned()) {
-                        for i in 0..t.len() { *by_type.entry(t.value(i).to_string()).or_default() += 1; }
-                    }
-                }
-            }
-            per_version.set(by_version.into_iter().map(|(v, n)| (format!("v{v}"), n as f64)).collect());
-            summary.set(by_type.into_iter().collect());
-            let g = rows::grid(&schema, &batches)?;
-            let idx = g.columns.iter().position(|c| c == "_change_type");
-            // per version: deletes, then each update preimage followed by its postimage
-            // (paired in the order the feed lists them), then inserts
-            let mut g = g;
-            if let Some(i) = idx {
-                let vi = g.columns.iter().position(|c| c == "_commit_version");
-                let mut by_version: BTreeMap<i64, [Vec<Vec<String>>; 4]> = BTreeMap::new();
-                for r in std::mem::take(&mut g.rows) {
-                    let v = vi.and_then(|v| r[v].parse::<i64>().ok()).unwrap_or(0);
-                    let k = match r[i].as_str() { "delete" => 0, "update_preimage" => 1, "update_postimage" => 2, _ => 3 };
-                    by_version.entry(v).or_default()[k].push(r);
-                }
-                for (_, [del, pre, post, ins]) in by_version {
-                    g.rows.extend(del);
-                    let (mut pre, mut post) = (pre.into_iter(), post.into_iter());
-                    loop {
-                        match (pre.next(), post.next()) {
-                            (None, None) => break,
-                            (a, b) => { g.rows.extend(a); g.rows.extend(b); }
+                if c.is_empty() {
+                    // the diff has no versions: count by change type only
+                    for b in &batches {
+                        if let Some(t) = b
+                            .column_by_name("_change_type")
+                            .and_then(|t| t.as_string_opt::<i32>().cloned())
+                        {
+                            for i in 0..t.len() {
+                                *by_type.entry(t.value(i).to_string()).or_default() += 1;
+                            }
                         }
                     }
-                    g.rows.extend(ins);
                 }
-            }
-            grid.set(Some((g, idx)));
-            Ok(())
-        });
+                per_version.set(
+                    by_version
+                        .into_iter()
+                        .map(|(v, n)| (format!("v{v}"), n as f64))
+                        .collect(),
+                );
+                summary.set(by_type.into_iter().collect());
+                let g = rows::grid(&schema, &batches)?;
+                let idx = g.columns.iter().position(|c| c == "_change_type");
+                // per version: deletes, then each update preimage followed by its postimage
+                // (paired in the order the feed lists them), then inserts
+                let mut g = g;
+                if let Some(i) = idx {
+                    let vi = g.columns.iter().position(|c| c == "_commit_version");
+                    let mut by_version: BTreeMap<i64, [Vec<Vec<String>>; 4]> = BTreeMap::new();
+                    for r in std::mem::take(&mut g.rows) {
+                        let v = vi.and_then(|v| r[v].parse::<i64>().ok()).unwrap_or(0);
+                        let k = match r[i].as_str() {
+                            "delete" => 0,
+                            "update_preimage" => 1,
+                            "update_postimage" => 2,
+                            _ => 3,
+                        };
+                        by_version.entry(v).or_default()[k].push(r);
+                    }
+                    for (_, [del, pre, post, ins]) in by_version {
+                        g.rows.extend(del);
+                        let (mut pre, mut post) = (pre.into_iter(), post.into_iter());
+                        loop {
+                            match (pre.next(), post.next()) {
+                                (None, None) => break,
+                                (a, b) => {
+                                    g.rows.extend(a);
+                                    g.rows.extend(b);
+                                }
+                            }
+                        }
+                        g.rows.extend(ins);
+                    }
+                }
+                grid.set(Some((g, idx)));
+                Ok(())
+            },
+        );
     };
     // the latest commit's changes at once, rather than an empty tab (unless something else
     // is running, which a run would cancel)
@@ -164,4 +168,58 @@ pub fn ChangesTab() -> impl IntoView {
             <div class="scroll" tabindex="0" role="region" aria-label="changed rows">{move || grid.get().map(|(g, idx)| grid_view(g, "changes-grid", idx))}</div>
         </section>
     }
+}
+
+/// The changes of versions `a` to `b`: the change data feed where it is on, else the
+/// row-level diff; the rows, their schema and what they are.
+async fn read_changes(
+    t: &Table,
+    a: u64,
+    b: u64,
+) -> Result<(SchemaRef, Vec<RecordBatch>, String), String> {
+    let opts = ScanOptions {
+        limit: Some(LIMIT),
+        ..Default::default()
+    };
+    let mut batches = Vec::new();
+    let planned = Changes::new(t, a, Some(b), opts.clone()).await;
+    let cdf = match planned {
+        Ok(c) => match c
+            .execute(&mut |x| {
+                batches.push(x);
+                Ok(true)
+            })
+            .await
+        {
+            Ok(_) => Some(c.schema().map_err(|e| explain(&e))?),
+            Err(Error::CdfNotEnabled { .. }) => None,
+            Err(e) => return Err(explain(&e)),
+        },
+        Err(Error::CdfNotEnabled { .. }) => None,
+        Err(e) => return Err(explain(&e)),
+    };
+    let (schema, told) = match cdf {
+        Some(s) => (
+            s,
+            format!("Change data feed of versions {a}–{b} (table_changes)"),
+        ),
+        None => {
+            batches.clear();
+            let from_v = a.saturating_sub(1);
+            let d = TableDiff::new(t, from_v, b)
+                .await
+                .map_err(|e| explain(&e))?;
+            d.rows(&opts, &mut |x| {
+                batches.push(x);
+                Ok(true)
+            })
+            .await
+            .map_err(|e| explain(&e))?;
+            let told = format!(
+                "The change data feed is off for this range: rows inserted and deleted between versions {from_v} and {b} (row-level diff)"
+            );
+            (d.row_schema(&opts).map_err(|e| explain(&e))?, told)
+        }
+    };
+    Ok((schema, batches, told))
 }

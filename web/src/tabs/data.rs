@@ -18,6 +18,9 @@ use crate::rows;
 use crate::session::Session;
 use crate::state::{use_ctx, yield_to_browser};
 
+/// The media type of a Parquet download.
+const PARQUET_TYPE: &str = "application/vnd.apache.parquet";
+
 /// Rows the first page loads unless the limit field says otherwise.
 const STEP: usize = 100;
 /// Rows each later page loads (while scrolling), at least.
@@ -123,21 +126,30 @@ pub fn DataTab() -> impl IntoView {
             run();
         }
     });
-    let download = move |kind: Format| {
+    // CSV and Arrow written here; Parquet by the codec module (fetched on the first
+    // Parquet download) from the rows as an Arrow stream
+    let download = move |parquet: bool, kind: Format| {
         let v = ctx.shown_version().unwrap_or(0);
-        let out = loaded.with_untracked(|l| {
-            let Some(l) = l else { return Ok(()) };
-            rows::file(kind, l.schema(), l.batches()).and_then(|d| {
-                rows::download(
-                    &format!("deltalens-v{v}.{}", kind.extension()),
-                    kind.content_type(),
-                    &d,
-                )
-            })
+        let out = loaded.with_untracked(|l| match l {
+            Some(l) => rows::file(kind, l.schema(), l.batches()).map(Some),
+            None => Ok(None),
         });
-        if let Err(e) = out {
-            ctx.error.set(Some(e));
+        let data = match out {
+            Ok(Some(d)) => d,
+            Ok(None) => return,
+            Err(e) => return ctx.error.set(Some(e)),
+        };
+        if !parquet {
+            let name = format!("deltalens-v{v}.{}", kind.extension());
+            if let Err(e) = rows::download(&name, kind.content_type(), &data) {
+                ctx.error.set(Some(e));
+            }
+            return;
         }
+        ctx.run("writing Parquet", async move {
+            let file = crate::extras::parquet_from_ipc(&data).await?;
+            rows::download(&format!("deltalens-v{v}.parquet"), PARQUET_TYPE, &file)
+        });
     };
     // the Delta type of each loaded column, once per result
     let types = Signal::from(Memo::new(move |_| {
@@ -179,9 +191,9 @@ pub fn DataTab() -> impl IntoView {
                     on:change=move |ev| limit.set(event_target_value(&ev).parse().unwrap_or(STEP)) /></label>
                 <button id="run" type="submit">"Run"</button>
                 <span class="downloads">"download: "
-                    <button type="button" on:click=move |_| download(Format::Csv)>"CSV"</button>
-                    <button type="button" on:click=move |_| download(Format::Parquet)>"Parquet"</button>
-                    <button type="button" on:click=move |_| download(Format::Arrow)>"Arrow"</button>
+                    <button type="button" on:click=move |_| download(false, Format::Csv)>"CSV"</button>
+                    <button type="button" on:click=move |_| download(true, Format::Arrow)>"Parquet"</button>
+                    <button type="button" on:click=move |_| download(false, Format::Arrow)>"Arrow"</button>
                 </span>
             </form>
             <details class="columns"><summary>"columns"</summary>
@@ -256,6 +268,7 @@ async fn load_page(
         Some(Predicate::parse(filter).map_err(|e| explain(&e))?)
     };
     let before = sess.stats();
+    crate::extras::take_wanted();
     let mut got = 0usize;
     let mut stalls = 0;
     let result = async {
@@ -286,7 +299,7 @@ async fn load_page(
                 loaded.set(Some(Loaded::new(scan.schema())));
             }
             let mut failed = None;
-            let (_, done) = scan
+            let out = scan
                 .execute_resuming(&mut progress, &mut |b| {
                     got += b.num_rows();
                     loaded.update(|l| {
@@ -298,12 +311,21 @@ async fn load_page(
                     });
                     Ok(failed.is_none())
                 })
-                .await
-                .map_err(|e| explain(&e))?;
+                .await;
+            // what was delivered stays delivered: a run again resumes after it
             pager.update_value(|p| p.progress = progress);
             if let Some(e) = failed {
                 return Err(e);
             }
+            let done = match out {
+                Ok((_, done)) => done,
+                // a brotli or zstd page: fetch the codec module, then resume
+                Err(_) if crate::extras::take_wanted() => {
+                    crate::extras::load().await?;
+                    continue;
+                }
+                Err(e) => return Err(explain(&e)),
+            };
             if got >= n {
                 return Ok(());
             }

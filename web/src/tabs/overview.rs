@@ -5,12 +5,13 @@
 //! `$properties`) and warnings.
 
 use deltalens_present::health::{Health, duration};
+use deltalens_present::health_series::SERIES_POINTS;
 use deltalens_present::value::bytes;
 use leptos::prelude::*;
 
 use crate::format::group_digits;
 use crate::state::use_ctx;
-use crate::tabs::hbars;
+use crate::tabs::{bars, hbars};
 
 /// A card: a label, a value, a note under it.
 fn card(id: &'static str, label: &'static str, value: String, note: String) -> impl IntoView {
@@ -93,6 +94,95 @@ fn health_view(h: Health) -> impl IntoView {
             {hbars("files by size", sizes, "chart-file-sizes")}
             {parts}
         </div>
+        <h3>"Health over history"</h3>
+        {series_view()}
+    }
+}
+
+fn pct(s: Option<f64>) -> String {
+    s.map_or("–".into(), |s| format!("{:.1}%", s * 100.0))
+}
+
+/// Health over history: read on demand (each point reads its version's files, as the
+/// panel above did), then files, size and the small-file share per version, and a table
+/// of every figure.
+fn series_view() -> impl IntoView {
+    let ctx = use_ctx();
+    move || {
+        let Some(s) = ctx.health_series.get() else {
+            return view! {
+                <div id="health-series">
+                    <button id="read-health-series" on:click=move |_| ctx.read_health_series(SERIES_POINTS)>
+                        {format!("Read the health at {SERIES_POINTS} versions")}
+                    </button>
+                    <span class="muted">" spread over the newest commits; each reads its version's files"</span>
+                </div>
+            }
+            .into_any();
+        };
+        let label = |v: u64| format!("v{v}");
+        let files = s
+            .points
+            .iter()
+            .map(|p| (label(p.version), p.files as f64))
+            .collect();
+        let size = s
+            .points
+            .iter()
+            .map(|p| (label(p.version), p.bytes as f64))
+            .collect();
+        let small = s
+            .points
+            .iter()
+            .map(|p| (label(p.version), p.small_file_share.unwrap_or(0.0) * 100.0))
+            .collect();
+        let rows = s
+            .points
+            .iter()
+            .map(|p| {
+                view! {
+                    <tr>
+                        <td>{p.version}</td>
+                        <td>{group_digits(&p.files.to_string())}</td>
+                        <td>{bytes(p.bytes as i64)}</td>
+                        <td>{pct(p.small_file_share)}</td>
+                        <td>{pct(p.deleted_row_share)}</td>
+                        <td>{pct(p.files_without_stats_share)}</td>
+                        <td>{p.largest_partition_to_median.map_or("–".into(), |r| format!("{r:.1}×"))}</td>
+                        <td>{p.commits_since_checkpoint}</td>
+                        <td>{group_digits(&p.tombstones.to_string())}</td>
+                        <td>{if p.warnings.is_empty() { "–".to_string() } else { p.warnings.join(", ") }}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let missing = s
+            .unavailable
+            .iter()
+            .map(|u| view! { <li class="warning">{format!("version {} not read: {}", u.version, u.reason)}</li> })
+            .collect_view();
+        view! {
+            <div id="health-series">
+                <div class="charts">
+                    {bars("active files per version", files, "chart-series-files")}
+                    {bars("table size per version (bytes)", size, "chart-series-bytes")}
+                    {bars("files under 32 MiB per version (%)", small, "chart-series-small")}
+                </div>
+                <table class="grid" id="health-series-table">
+                    <caption>"Health over history"</caption>
+                    <thead><tr>
+                        <th scope="col">"version"</th><th scope="col">"files"</th><th scope="col">"size"</th>
+                        <th scope="col">"small files"</th><th scope="col">"rows hidden by DVs"</th>
+                        <th scope="col">"files without stats"</th><th scope="col">"partition skew"</th>
+                        <th scope="col">"commits since checkpoint"</th><th scope="col">"tombstones"</th>
+                        <th scope="col">"needs attention"</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                <ul class="warnings">{missing}</ul>
+            </div>
+        }
+        .into_any()
     }
 }
 

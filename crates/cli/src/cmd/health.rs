@@ -3,7 +3,8 @@
 //! what it means and the usual remedy (`deltalens_present::health`, the same report as
 //! `GET /v1/health` and the explorer's).
 
-use deltalens_present::Health;
+use deltalens_present::health::HISTORY_COMMITS;
+use deltalens_present::{Health, HealthSeries};
 
 use super::to_json;
 use crate::error::CliError;
@@ -17,6 +18,12 @@ pub struct Args {
     /// clock (ISO-8601, no zone = UTC, or a date): a report that does not change.
     #[arg(long, value_name = "T")]
     pub now: Option<String>,
+    /// Instead of one version, the health at N versions spread over the newest
+    /// commits of history (up to the version asked for): files, size, the shares of small
+    /// files, deleted rows and files without statistics, skew, log tail and tombstones
+    /// per version. Each point reads its version in full; at most 32.
+    #[arg(long, value_name = "N")]
+    pub series: Option<usize>,
 }
 
 pub async fn run(args: Args) -> Result<String, CliError> {
@@ -27,6 +34,12 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     };
     let at = args.snapshot.at.spec()?;
     with_table(&t.location, &t.options, t.io(), async |o| {
+        if let Some(points) = args.series {
+            let newest = o.table.version_info(at).await?.version;
+            let history = o.table.history(Some(HISTORY_COMMITS)).await?;
+            let s = HealthSeries::read(&o.table, &history, Some(newest), points, now_ms).await?;
+            return if t.json { to_json(&s) } else { Ok(s.text()) };
+        }
         let h = Health::of_table(&o.table, at, now_ms).await?;
         if t.json { to_json(&h) } else { Ok(h.text()) }
     })

@@ -1,15 +1,13 @@
 //! Evaluating a [`Predicate`] on a record batch with Arrow compute kernels (SQL
 //! semantics: null is not true); literals are cast to their column's type.
 
-use std::sync::Arc;
-
 use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampMicrosecondType;
-use arrow_array::{Array, ArrayRef, BooleanArray, Datum, RecordBatch, Scalar, StringArray};
-use arrow_schema::{DataType as ArrowType, TimeUnit};
+use arrow_array::{Array, ArrayRef, BooleanArray, Datum, RecordBatch, Scalar};
+use arrow_schema::DataType as ArrowType;
 
 use super::{CmpOp, Literal, Predicate, invalid};
 use crate::error::{Error, Result};
+use crate::text_value;
 
 impl Predicate {
     /// Evaluate on `batch`: true where the row passes (SQL semantics: null is not true).
@@ -203,29 +201,12 @@ pub fn literal_array(value: &Literal, ty: &ArrowType, column: &[String]) -> Resu
     if matches!(value, Literal::Bool(_)) != matches!(ty, ArrowType::Boolean) {
         return Err(mismatch());
     }
-    let s: ArrayRef = Arc::new(StringArray::from(vec![text.as_str()]));
-    let opts = arrow_cast::CastOptions {
-        safe: false,
-        ..Default::default()
-    };
-    match ty {
-        ArrowType::Timestamp(unit, Some(tz)) => {
-            let naive =
-                arrow_cast::cast_with_options(&s, &ArrowType::Timestamp(*unit, None), &opts)
-                    .map_err(|_| mismatch())?;
-            let us = arrow_cast::cast(&naive, &ArrowType::Timestamp(TimeUnit::Microsecond, None))
-                .map_err(|_| mismatch())?;
-            let us = us
-                .as_primitive::<TimestampMicrosecondType>()
-                .clone()
-                .with_timezone(tz.clone());
-            arrow_cast::cast(&us, ty).map_err(|_| mismatch())
-        }
-        ArrowType::Binary | ArrowType::LargeBinary => {
-            arrow_cast::cast_with_options(&s, ty, &opts).map_err(|_| mismatch())
-        }
-        _ => arrow_cast::cast_with_options(&s, ty, &opts).map_err(|_| mismatch()),
-    }
+    text_value::one_row(&text, ty).map_err(|why| {
+        invalid(format!(
+            "type mismatch: column {} is {ty}, it cannot be compared with {value} ({why})",
+            column.join("."),
+        ))
+    })
 }
 
 fn literal_scalar(value: &Literal, ty: &ArrowType, column: &[String]) -> Result<Scalar<ArrayRef>> {
