@@ -133,11 +133,18 @@ pub fn WindowGrid(
             }
             scroll_top.set(0.0);
         }
-        if let Some(e) = el.get_untracked() {
+        // the view's height once per result (reading it forces a layout: not on every
+        // page appended; scrolling reads it too)
+        if prev.unwrap_or(0) == 0
+            && n > 0
+            && let Some(e) = el.get_untracked()
+        {
             view_px.set(e.client_height() as f64);
         }
         n
     });
+    // the rows in view: a page appended below them changes nothing drawn but the spacer
+    let win = Memo::new(move |_| window(scroll_top.get(), view_px.get(), rows.get()));
     // the headers, once per change of the rows (the table's width reads them too)
     let head = Memo::new(move |_| {
         loaded.with(|l| {
@@ -155,15 +162,17 @@ pub fn WindowGrid(
                 .collect::<Vec<_>>()
         })
     });
+    // redrawn when the window, the order or the selection changes — not for each page
+    // appended out of view (a new result empties the window first)
     let body = move || {
-        let n = rows.get();
-        let (first, end) = window(scroll_top.get(), view_px.get(), n);
+        let (first, end) = win.get();
         let picked: Vec<usize> = (first..end).map(at).collect();
         let cells = loaded
-            .with(|l| l.as_ref().map(|l| l.text(&picked, "∅")))
+            .with_untracked(|l| l.as_ref().map(|l| l.text(&picked, "∅")))
             .unwrap_or(Ok(Vec::new()));
         let sel = selected.get();
-        let width = loaded.with(|l| l.as_ref().map_or(1, |l| l.schema().fields().len().max(1)));
+        let width =
+            loaded.with_untracked(|l| l.as_ref().map_or(1, |l| l.schema().fields().len().max(1)));
         match cells {
             Err(e) => {
                 view! { <tr><td colspan=width class="error">{e.to_string()}</td></tr> }.into_any()
@@ -188,7 +197,13 @@ pub fn WindowGrid(
                     })
                     .collect_view();
                 let above = format!("height: {}px", first as f64 * ROW_PX);
-                let below = format!("height: {}px", (n - end) as f64 * ROW_PX);
+                let below = move || {
+                    let n = rows.get();
+                    format!(
+                        "height: {}px",
+                        n.saturating_sub(win.get().1) as f64 * ROW_PX
+                    )
+                };
                 view! {
                     <tr class="spacer" aria-hidden="true" style=above><td colspan=width></td></tr>
                     {rows_view}
