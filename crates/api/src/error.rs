@@ -158,7 +158,6 @@ impl ApiError {
         if let Some(b) = self.budget() {
             return format!("{b}_budget_exceeded");
         }
-        use deltalens_core::Error as C;
         match self {
             ApiError::Syntax { .. } => "syntax_error",
             ApiError::Unsupported { .. } => "unsupported",
@@ -168,26 +167,7 @@ impl ApiError {
             ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => "rows_budget_exceeded",
             ApiError::Compute { .. } => "compute_failed",
             ApiError::Encode { .. } => "encode_failed",
-            ApiError::Core(c) => match c {
-                C::Storage(s) => match s {
-                    StorageError::NotFound { .. } => "not_found",
-                    StorageError::PermissionDenied { .. } => "storage_permission_denied",
-                    StorageError::InvalidLocation { .. } => "invalid_table_url",
-                    _ => "storage_failed",
-                },
-                C::NotATable { .. } => "not_a_table",
-                C::VersionOutOfRange { .. } | C::TimestampOutOfRange { .. } => "version_not_found",
-                C::MissingVersion { .. } => "version_not_found",
-                C::InvalidTimestamp { .. } | C::InvalidArgument { .. } => "invalid_argument",
-                C::UnsupportedReaderVersion { .. } | C::UnsupportedFeature { .. } => {
-                    "unsupported_table_feature"
-                }
-                C::CdfNotEnabled { .. } => "change_data_feed_not_enabled",
-                C::CodecNotBuilt { .. } => "codec_not_built",
-                C::LimitExceeded { .. } => "log_limit_exceeded",
-                C::DecodedBytesExceeded { .. } => "decoded_bytes_budget_exceeded",
-                _ => "table_unreadable",
-            },
+            ApiError::Core(c) => core_code(c),
         }
         .to_string()
     }
@@ -233,5 +213,35 @@ impl ApiError {
                 _ => 500,
             },
         }
+    }
+}
+
+/// The stable code of a storage error.
+pub fn storage_code(s: &StorageError) -> &'static str {
+    match s {
+        StorageError::NotFound { .. } => "not_found",
+        StorageError::PermissionDenied { .. } => "storage_permission_denied",
+        StorageError::InvalidLocation { .. } => "invalid_table_url",
+        _ => "storage_failed",
+    }
+}
+
+/// The stable code of a core error (the worker's `error.code`, the CLI's `--json` errors).
+pub fn core_code(c: &deltalens_core::Error) -> &'static str {
+    use deltalens_core::Error as C;
+    match c {
+        C::Storage(s) => storage_code(s),
+        C::NotATable { .. } => "not_a_table",
+        C::VersionOutOfRange { .. } | C::TimestampOutOfRange { .. } => "version_not_found",
+        C::MissingVersion { .. } => "version_not_found",
+        C::InvalidTimestamp { .. } | C::InvalidArgument { .. } => "invalid_argument",
+        C::UnsupportedReaderVersion { .. } | C::UnsupportedFeature { .. } => {
+            "unsupported_table_feature"
+        }
+        C::CdfNotEnabled { .. } => "change_data_feed_not_enabled",
+        C::CodecNotBuilt { .. } => "codec_not_built",
+        C::LimitExceeded { .. } => "log_limit_exceeded",
+        C::DecodedBytesExceeded { .. } => "decoded_bytes_budget_exceeded",
+        _ => "table_unreadable",
     }
 }

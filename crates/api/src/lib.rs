@@ -25,7 +25,7 @@ mod response;
 pub mod sql;
 
 pub use deltalens_present::Format;
-pub use error::{ApiError, Result};
+pub use error::{ApiError, Result, core_code, storage_code};
 pub use execute::{Output, execute};
 pub use request::{ApiRequest, SERVED_FORMATS, parse_format};
 pub use response::{ApiResponse, respond};

@@ -96,6 +96,31 @@ pub struct RowArgs {
 
 impl RowArgs {
     /// The scan these arguments ask for (the filter parsed).
+    /// The format rows are written in: `--json` means JSON lines (one object per row);
+    /// with another `--format` it is refused. Parquet and Arrow (binary) are refused for
+    /// a terminal: give `--output FILE` or redirect.
+    pub fn format(&self, json: bool) -> Result<Format, CliError> {
+        let format = match (json, self.format) {
+            (false, f) => f,
+            (true, Format::Table | Format::Jsonl) => Format::Jsonl,
+            (true, Format::Json) => Format::Json,
+            (true, _) => {
+                return Err(CliError::Argument {
+                    expected: "--json (JSON lines) without another --format",
+                    given: format!("--json --format {}", self.format.name()),
+                });
+            }
+        };
+        let binary = matches!(format, Format::Arrow | Format::Parquet);
+        if binary && self.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            return Err(CliError::Argument {
+                expected: "--output FILE or a redirect for binary rows (not a terminal)",
+                given: format!("--format {}", format.name()),
+            });
+        }
+        Ok(format)
+    }
+
     pub fn scan_options(&self) -> Result<ScanOptions, CliError> {
         let filter = match &self.filter {
             Some(f) => Some(deltalens_core::predicate::Predicate::parse(f)?),

@@ -78,10 +78,56 @@ pub enum CliError {
 impl CliError {
     /// The process exit code: 2 for a usage error, 1 for any other failure.
     pub fn exit_code(&self) -> u8 {
+        exit_code_of(&self.code())
+    }
+
+    /// A stable code naming what went wrong (the worker's `error.code` for the same
+    /// failure): `not_found`, `unsupported_table_feature`, `storage_failed`, …
+    pub fn code(&self) -> String {
+        use deltalens_present::PresentError as P;
         match self {
-            CliError::Argument { .. } => 2,
-            _ => 1,
+            CliError::Core(c) | CliError::Present(P::Core(c)) => deltalens_api::core_code(c).into(),
+            CliError::Storage(s) => deltalens_api::storage_code(s).into(),
+            CliError::Query(q) => q.code(),
+            CliError::Argument { .. } => "invalid_argument".into(),
+            CliError::NotATable { .. } => "not_a_table".into(),
+            CliError::Present(P::Io(_)) | CliError::CreateOutput { .. } => "output_failed".into(),
+            _ => "failed".into(),
         }
+    }
+
+    /// Whether the output was a closed pipe (`deltalens files T | head`): not an error
+    /// to report, as for `ls | head`.
+    pub fn is_broken_pipe(&self) -> bool {
+        use arrow_schema::ArrowError as A;
+        use deltalens_present::PresentError as P;
+        match self {
+            CliError::Present(P::Io(e)) => e.kind() == io::ErrorKind::BrokenPipe,
+            CliError::Present(P::Encode { source, .. }) => match source {
+                A::IoError(_, e) => e.kind() == io::ErrorKind::BrokenPipe,
+                // the CSV writer keeps only the I/O error's text
+                A::CsvError(_) | A::ExternalError(_) => source.to_string().contains("Broken pipe"),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Exit statuses by class of error, stable for scripts: 2 usage (bad arguments), 3 not
+/// found (table, version), 4 unsupported (a table feature, a codec), 5 storage (access,
+/// network), 6 the table's data or log is unreadable, 7 a limit or budget was reached,
+/// 1 anything else.
+pub fn exit_code_of(code: &str) -> u8 {
+    match code {
+        "invalid_argument" | "invalid_table_url" | "syntax_error" | "invalid_parameter"
+        | "invalid_column" | "unsupported" => 2,
+        "not_found" | "not_a_table" | "version_not_found" => 3,
+        "unsupported_table_feature" | "codec_not_built" | "change_data_feed_not_enabled" => 4,
+        "storage_failed" | "storage_permission_denied" => 5,
+        "table_unreadable" | "compute_failed" => 6,
+        c if c.ends_with("_budget_exceeded") || c.ends_with("_limit_exceeded") => 7,
+        _ => 1,
     }
 }
 

@@ -87,17 +87,49 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
     }
 }
 
-/// Prints the error as `error: …` on stderr; its exit code (1, or 2 for usage).
-fn fail(e: &CliError) -> ExitCode {
-    eprintln!(
-        "error: {}",
-        deltalens_present::text::terminal_safe(&e.to_string(), true)
-    );
+/// Prints the error on stderr — `error: …`, or with `--json` one JSON object
+/// `{"error": {"code", "message"}}` (the worker's shape) — and returns its exit status by
+/// class (`error::exit_code_of`). A closed output pipe (`deltalens files T | head`) ends
+/// quietly, as `ls | head` does. A closed stderr is not a second error.
+fn fail(e: &CliError, json: bool) -> ExitCode {
+    use std::io::Write as _;
+    if e.is_broken_pipe() {
+        return ExitCode::SUCCESS;
+    }
+    let text = if json {
+        serde_json::json!({"error": {"code": e.code(), "message": e.to_string()}}).to_string()
+    } else {
+        format!(
+            "error: {}",
+            deltalens_present::text::terminal_safe(&e.to_string(), true)
+        )
+    };
+    let _ = writeln!(std::io::stderr(), "{text}");
     ExitCode::from(e.exit_code())
+}
+
+/// Writes a command's document to stdout; a closed pipe ends quietly.
+fn print(out: &str) -> ExitCode {
+    use std::io::Write as _;
+    let safe = deltalens_present::text::terminal_safe(out, true);
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(safe.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(
+            &CliError::Present(deltalens_present::PresentError::Io(e)),
+            false,
+        ),
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // clap has accepted the arguments: `--json` here is the flag, never a value
+    let json = std::env::args_os().any(|a| a == "--json");
     // One multi-thread runtime owns every connection: scan threads decode on their own
     // OS threads but drive their reads through this runtime's handle, so pooled HTTP
     // connections (which belong to the runtime that opened them) keep being served while
@@ -110,15 +142,12 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return fail(&CliError::Runtime(e)),
+        Err(e) => return fail(&CliError::Runtime(e), json),
     };
     // every document and message is text from a table or a server: shown, never obeyed
     // by the terminal (JSON already escapes controls; rows stream through output.rs)
     match rt.block_on(dispatch(cli.command)) {
-        Ok(out) => {
-            print!("{}", deltalens_present::text::terminal_safe(&out, true));
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(&e),
+        Ok(out) => print(&out),
+        Err(e) => fail(&e, json),
     }
 }

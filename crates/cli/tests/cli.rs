@@ -174,9 +174,9 @@ fn files_json() {
 }
 
 #[test]
-fn errors_exit_1_on_stderr() {
+fn errors_exit_by_class_on_stderr() {
     let out = run(&["info", "/no/such/table"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -191,16 +191,24 @@ fn errors_exit_1_on_stderr() {
         "2",
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("versions 5 to 6"));
+    // under --json, one JSON object: the worker's shape
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "version_not_found");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("versions 5 to 6")
+    );
 
     let out = run(&["info", &fixture("cdf"), "--timestamp", "next tuesday"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read timestamp"));
 
     let out = run(&["info", &fixture("cdf"), "--timestamp", "1990-01-01"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("is before the earliest available commit"),
@@ -351,7 +359,7 @@ fn scan_with_columns_filter_limit_and_time_travel() {
     let v = json(&["scan", &t, "--format", "json", "--version", "0"]);
     assert_eq!(v.as_array().unwrap().len(), 3);
     let out = run(&["scan", &t, "--filter", "prize > 1"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown column \"prize\""));
     let out = run(&["scan", &t, "--format", "xml"]);
     assert_eq!(out.status.code(), Some(2));
@@ -380,7 +388,7 @@ fn changes_and_diff() {
     assert_eq!(kinds, ["update_preimage", "update_postimage", "delete"]);
     assert!(rows.iter().all(|r| r["_commit_timestamp"].is_string()));
     let out = run(&["changes", &fixture("partitioned"), "--from", "0"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not enabled at version 0"));
 
     let d = json(&["diff", &fixture("schema_evolution"), "0", "2", "--json"]);
@@ -531,4 +539,71 @@ fn every_command_over_keep_alive_http_with_defaults() {
     }
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// `deltalens files T | head`: the reader closes the pipe; deltalens ends quietly (exit
+/// 0, nothing on stderr), as `ls | head` does. It panicked (exit 101) on a closed stdout.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    for args in [
+        vec!["files", "checkpointed"],
+        vec!["scan", "demo", "--format", "csv"],
+        vec!["history", "checkpointed"],
+    ] {
+        let mut args: Vec<String> = args.into_iter().map(String::from).collect();
+        args[1] = fixture(&args[1]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_deltalens"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // read one byte, then close the pipe
+        let mut one = [0u8; 1];
+        child.stdout.take().unwrap().read_exact(&mut one).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `--json` on `scan` and `changes` means JSON lines (it was accepted and ignored); with
+/// another `--format` it is refused before the table is opened.
+#[test]
+fn json_rows_are_json_lines() {
+    let t = fixture("cdf");
+    for args in [
+        vec!["scan", t.as_str(), "--json", "--limit", "2"],
+        vec!["changes", t.as_str(), "--from", "1", "--json"],
+    ] {
+        let out = run(&args);
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.is_empty(), "{args:?}");
+        for line in text.lines() {
+            let row: Value = serde_json::from_str(line).unwrap();
+            assert!(row.is_object(), "{args:?}: {line}");
+        }
+    }
+    let out = run(&["scan", &t, "--json", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "invalid_argument");
+    let out = run(&["scan", "/no/such/table", "--json", "--format", "csv"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the format is checked before the table"
+    );
 }

@@ -145,7 +145,7 @@ fn health_text_shows_each_finding_with_its_meaning_and_remedy() {
         assert!(text.contains(needle), "{needle}:\n{text}");
     }
     let out = run(&["health", &fixture("checkpointed"), "--now", "soon"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a bad --now is a usage error");
 }
 
 /// The table at `dir` in memory, as `location` (the worker reads through its own stores).

@@ -139,12 +139,11 @@ impl HealthSeries {
         now_ms: i64,
     ) -> Result<HealthSeries> {
         if points > MAX_SERIES_POINTS {
-            return Err(PresentError::Core(deltalens_core::Error::LimitExceeded {
-                limit: "MAX_SERIES_POINTS",
-                what: "the versions a health series reads",
-                value: points as u64,
-                max: MAX_SERIES_POINTS as u64,
-                path: table.location().to_string(),
+            return Err(PresentError::Core(deltalens_core::Error::InvalidArgument {
+                message: format!(
+                    "a health series reads at most {MAX_SERIES_POINTS} versions \
+                     (MAX_SERIES_POINTS), each in full; {points} asked: ask for fewer"
+                ),
             }));
         }
         let within = |v: u64| newest.is_none_or(|n| v <= n);

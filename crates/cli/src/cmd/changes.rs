@@ -8,7 +8,7 @@ use crate::args::{RowArgs, TableArgs};
 use crate::error::CliError;
 use crate::output;
 use crate::table::{Opened, with_table};
-use deltalens_present::RowWriter;
+use deltalens_present::{Format, RowWriter};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -37,9 +37,11 @@ pub struct Args {
 
 pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.table;
+    // checked before the table is opened
+    let format = args.rows.format(t.json)?;
     with_table(&t.location, &t.options, t.io(), async |o| {
         let (from, to) = range(o, &args).await?;
-        changes(o, from, to, &args.rows).await
+        changes(o, from, to, &args.rows, format).await
     })
     .await
 }
@@ -68,11 +70,12 @@ async fn changes(
     from: u64,
     to: Option<u64>,
     rows: &RowArgs,
+    format: Format,
 ) -> Result<String, CliError> {
     let c = Changes::new(&t.table, from, to, rows.scan_options()?).await?;
     let schema = c.schema()?;
     let out = output::destination(rows.output.as_deref())?;
-    let mut writer = RowWriter::new(rows.format, out, &schema)?;
+    let mut writer = RowWriter::new(format, out, &schema)?;
     let mut write_err = None;
     c.execute(&mut |b| {
         if let Err(e) = writer.write(&b) {

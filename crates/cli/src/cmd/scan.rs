@@ -8,8 +8,8 @@ use crate::args::{AtArgs, RowArgs, TableArgs};
 use crate::error::CliError;
 use crate::output;
 use crate::table::{Opened, with_table};
-use deltalens_present::RowWriter;
 use deltalens_present::value;
+use deltalens_present::{Format, RowWriter};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -23,8 +23,10 @@ pub struct Args {
 
 pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.table;
+    // checked before the table is opened
+    let format = args.rows.format(t.json)?;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        scan(o, args.at.spec()?, &args.rows).await
+        scan(o, args.at.spec()?, &args.rows, format).await
     })
     .await
 }
@@ -69,7 +71,12 @@ impl Progress {
     }
 }
 
-async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, CliError> {
+async fn scan(
+    t: &Opened,
+    at: VersionSpec,
+    rows: &RowArgs,
+    format: Format,
+) -> Result<String, CliError> {
     // the files chosen while they stream: a preview or a partition filter keeps a few
     // of a million, never the whole list
     let options = rows.scan_options()?;
@@ -82,7 +89,7 @@ async fn scan(t: &Opened, at: VersionSpec, rows: &RowArgs) -> Result<String, Cli
     let scan = s.scan(options)?;
     let schema = scan.schema();
     let out = output::destination(rows.output.as_deref())?;
-    let mut writer = RowWriter::new(rows.format, out, &schema)?;
+    let mut writer = RowWriter::new(format, out, &schema)?;
     let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0));
     let mut write_err = None;
     let mut n = 0usize;
