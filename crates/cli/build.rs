@@ -36,6 +36,42 @@ fn table(name: &str, root: &Path) -> String {
     s
 }
 
+/// `DELTALENS_COMMIT`: the commit built (`git rev-parse --short=12 HEAD`, with `-dirty`
+/// when tracked files have changes), or `unknown` outside a git checkout (a packaged crate).
+fn commit(root: &Path) {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let id = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let id = if dirty && id != "unknown" {
+        format!("{id}-dirty")
+    } else {
+        id
+    };
+    println!("cargo:rustc-env=DELTALENS_COMMIT={id}");
+    // a new commit (HEAD moves, or the branch it names)
+    let head = root.join(".git/HEAD");
+    println!("cargo:rerun-if-changed={}", head.display());
+    if let Some(r) = std::fs::read_to_string(&head)
+        .ok()
+        .and_then(|h| h.strip_prefix("ref: ").map(|r| r.trim().to_string()))
+    {
+        println!(
+            "cargo:rerun-if-changed={}",
+            root.join(".git").join(r).display()
+        );
+    }
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.join("../..");
@@ -50,6 +86,7 @@ fn main() {
         dist.join("index.html").display()
     );
     println!("cargo:rerun-if-changed={}", demo.display());
+    commit(&root);
     let mut code = table("APP", &dist);
     code.push_str(&table("DEMO", &demo));
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("embedded.rs");

@@ -19,9 +19,18 @@ use clap::{Parser, Subcommand};
 
 use crate::error::CliError;
 
+/// `--version`: the crate version and the commit built.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("DELTALENS_COMMIT"),
+    ")"
+);
+
 /// Look inside a Delta Lake table: schema, properties, history, files.
 #[derive(Parser, Debug)]
-#[command(name = "deltalens", version, about)]
+#[command(name = "deltalens", version = VERSION, about,
+    after_help = "Examples:\n  deltalens info s3://bucket/sales --json\n  deltalens scan ./events --filter 'price > 10' --limit 20\n  deltalens serve ./events")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,42 +39,91 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Version, files, size, rows, protocol, properties and partitioning.
+    #[command(
+        after_help = "Examples:\n  deltalens info s3://bucket/sales\n  deltalens info ./events --version 12 --json\n  deltalens info ./events --timestamp 2024-05-01"
+    )]
     Info(cmd::info::Args),
     /// Is this table in good shape? Small files, partition skew, deletion vectors, files
     /// without statistics, checkpoint, OPTIMIZE/VACUUM in the history and tombstones, each
     /// with its figures, what it means and the usual remedy.
+    #[command(
+        after_help = "Examples:\n  deltalens health s3://bucket/sales\n  deltalens health ./events --json\n  deltalens health ./events --series 8"
+    )]
     Health(cmd::health::Args),
     /// The Delta schema (logical names).
+    #[command(
+        after_help = "Examples:\n  deltalens schema ./events\n  deltalens schema s3://bucket/sales --version 3 --json"
+    )]
     Schema(cmd::schema::Args),
     /// Commit history, newest first (Trino's $history).
+    #[command(
+        after_help = "Examples:\n  deltalens history ./events --limit 20\n  deltalens history s3://bucket/sales --json"
+    )]
     History(cmd::history::Args),
     /// The active data files with partition values, statistics and deletion vectors.
+    #[command(
+        after_help = "Examples:\n  deltalens files ./events --limit 100\n  deltalens files s3://bucket/sales --json | jq '.[0]'"
+    )]
     Files(cmd::files::Args),
     /// Answer a SQL query (the subset the worker's POST /v1/query takes): SELECT cols | * |
     /// COUNT(*) | SUM/MIN/MAX/AVG(col) FROM '<table>' [VERSION AS OF n | TIMESTAMP AS OF
     /// '<ts>'] [WHERE …] [GROUP BY …] [ORDER BY …] [LIMIT n], or FROM
     /// table_changes('<table>', from[, to]).
+    #[command(
+        after_help = "Examples:\n  deltalens query \"SELECT brand, COUNT(*) FROM './events' GROUP BY brand\"\n  deltalens query \"SELECT * FROM table_changes('./events', 3, 5)\" --format csv"
+    )]
     Query(cmd::query::Args),
     /// Read rows (a time-travel preview with --version / --timestamp).
+    #[command(
+        after_help = "Examples:\n  deltalens scan ./events --limit 20\n  deltalens scan s3://bucket/sales --columns id,price --filter 'price > 10' --json\n  deltalens scan ./events --version 3 --format parquet --output v3.parquet"
+    )]
     Scan(cmd::scan::Args),
     /// What changed between two versions: files, schema, protocol, properties and rows.
+    #[command(
+        after_help = "Examples:\n  deltalens diff ./events 3 5\n  deltalens diff s3://bucket/sales 10 12 --json"
+    )]
     Diff(cmd::diff::Args),
     /// Benchmark: open the latest version and scan every row, N times, single-threaded
     /// (the same work the browser benchmark does); prints each run and the median.
+    #[command(after_help = "Examples:\n  deltalens bench ./events --runs 5")]
     Bench(cmd::bench::Args),
     /// Serve the explorer and tables: local directories under /tables/<dir name>/ (with
     /// Range), and table URLs (s3://, abfss://, az://, gs://, https://) relayed with your
     /// own credentials, so the tab needs no CORS rule and no secret; with no TABLE, the
     /// bundled demo table. Read-only; answers only requests addressed to this server
     /// (Host), and other sites only with --cors-origin.
+    #[command(
+        after_help = "Examples:\n  deltalens serve\n  deltalens serve ./events ./orders --port 8080\n  deltalens serve s3://bucket/sales"
+    )]
     Serve(cmd::serve::Args),
     /// Change data feed between two versions, inclusive (table_changes).
+    #[command(
+        after_help = "Examples:\n  deltalens changes ./events --from 3 --to 5\n  deltalens changes s3://bucket/sales --from-timestamp 2024-05-01 --json"
+    )]
     Changes(cmd::changes::Args),
     /// What a Unity Catalog holds: catalogs, a catalog's schemas, a schema's tables.
+    #[command(
+        after_help = "Examples:\n  deltalens catalog uc://main\n  deltalens catalog uc://main.sales --json"
+    )]
     Catalog(cmd::catalog::Args),
     /// `serve` the tables, then open the explorer on them in the system browser (or
     /// print the link when there is none): e.g. `deltalens open s3://bucket/table`.
+    #[command(
+        after_help = "Examples:\n  deltalens open s3://bucket/sales\n  deltalens open ./events"
+    )]
     Open(cmd::serve::Args),
+    /// Shell completions on stdout (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  deltalens completions bash > ~/.local/share/bash-completion/completions/deltalens\n  deltalens completions zsh > ~/.zfunc/_deltalens\n  deltalens completions fish > ~/.config/fish/completions/deltalens.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The manual page (roff) on stdout.
+    #[command(after_help = "Examples:\n  deltalens man > deltalens.1 && man ./deltalens.1")]
+    Man,
 }
 
 /// Runs the subcommand: what to print on stdout, or why it failed.
@@ -84,6 +142,19 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
         Command::Changes(a) => cmd::changes::run(a).await,
         Command::Catalog(a) => cmd::catalog::run(a).await,
         Command::Open(a) => cmd::serve::run_open(a).await,
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            let mut cli = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cli, "deltalens", &mut out);
+            Ok(String::from_utf8_lossy(&out).into_owned())
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut out)
+                .map_err(|e| CliError::Present(deltalens_present::PresentError::Io(e)))?;
+            Ok(String::from_utf8_lossy(&out).into_owned())
+        }
     }
 }
 
@@ -149,5 +220,68 @@ fn main() -> ExitCode {
     match rt.block_on(dispatch(cli.command)) {
         Ok(out) => print(&out),
         Err(e) => fail(&e, json),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Words of an example line as a shell splits them (quotes; up to a pipe or redirect).
+    fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut quote = None;
+        for c in line.chars() {
+            match (quote, c) {
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, ' ') => {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                }
+                (None, '|' | '>' | '&') => break,
+                _ => cur.push(c),
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    /// Every example in every `--help` parses as the command line it shows.
+    #[test]
+    fn help_examples_parse() {
+        let cli = Cli::command();
+        let mut checked = 0;
+        let helps = std::iter::once(&cli)
+            .chain(cli.get_subcommands())
+            .filter_map(|c| {
+                c.get_after_help()
+                    .map(|h| (c.get_name().to_string(), h.to_string()))
+            });
+        for (name, help) in helps {
+            assert!(help.starts_with("Examples:"), "{name}");
+            for line in help.lines().skip(1) {
+                let args = words(line.trim());
+                let parsed = Cli::try_parse_from(&args);
+                assert!(parsed.is_ok(), "{name}: {line}: {:?}", parsed.err());
+                checked += 1;
+            }
+        }
+        let commands = cli.get_subcommands().count();
+        assert!(
+            checked >= 2 * commands,
+            "{checked} examples for {commands} commands"
+        );
+    }
+
+    #[test]
+    fn version_names_the_commit() {
+        let v = Cli::command().render_version();
+        assert!(v.contains("(commit "), "{v}");
     }
 }

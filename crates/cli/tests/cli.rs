@@ -607,3 +607,28 @@ fn json_rows_are_json_lines() {
         "the format is checked before the table"
     );
 }
+
+/// Shell completions and the man page are generated from the same command definitions.
+#[test]
+fn completions_and_man_page() {
+    for (shell, marker) in [
+        ("bash", "_deltalens()"),
+        ("zsh", "#compdef deltalens"),
+        ("fish", "complete -c deltalens"),
+    ] {
+        let out = run(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(marker), "{shell}");
+        assert!(text.contains("health"), "{shell}: subcommands completed");
+    }
+    let out = run(&["man"]);
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.contains(".TH deltalens 1"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
+    assert!(page.contains("commit "), "the version names the commit");
+    assert_eq!(run(&["completions", "tcsh"]).status.code(), Some(2));
+}
