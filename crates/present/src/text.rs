@@ -12,12 +12,18 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// The widest cell of each column, headers included.
+/// Columns a cell takes on a terminal: CJK and most emoji take two, combining marks none
+/// (Unicode's East Asian Width, as terminals draw them).
+fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
 fn widths(headers: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| width(h)).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
             if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(c.chars().count());
+                *w = (*w).max(width(c));
             }
         }
     }
@@ -42,7 +48,7 @@ fn line(widths: &[usize], cells: &mut dyn Iterator<Item = &str>) -> String {
         }
         s.push_str(c);
         if i + 1 < widths.len() {
-            s.push_str(&" ".repeat(w.saturating_sub(c.chars().count())));
+            s.push_str(&" ".repeat(w.saturating_sub(width(c))));
         }
     }
     s.truncate(s.trim_end().len());
@@ -145,6 +151,25 @@ pub fn terminal_safe(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> 
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn wide_characters_align_by_display_width() {
+        let rows = vec![
+            vec!["日本語".to_string(), "x".to_string()],
+            vec!["ab".to_string(), "y".to_string()],
+            vec!["🦀é".to_string(), "z".to_string()],
+        ];
+        let out = table(&["name", "v"], &rows);
+        let cols: Vec<usize> = out
+            .lines()
+            .map(|l| width(&l[..l.rfind(' ').map_or(0, |i| i + 1)]))
+            .collect();
+        // every row's second column starts at the same terminal column
+        assert!(cols.windows(2).all(|w| w[0] == w[1]), "{out}");
+        assert_eq!(width("日本語"), 6);
+        assert_eq!(width("e\u{301}"), 1);
+    }
+
     use super::*;
 
     fn rows(n: usize, wide_after: usize) -> Vec<Vec<String>> {
