@@ -28,14 +28,22 @@ pub struct TableArgs {
     /// Print every storage request to stderr.
     #[arg(long, hide = true)]
     pub io_log: bool,
+    /// -v: the requests and bytes read (as --io-stats); -vv: also one line per request
+    /// (operation, object path — never a credential —, range, bytes, milliseconds), on
+    /// stderr.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// No progress line on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 impl TableArgs {
     /// What to report about the requests made.
     pub fn io(&self) -> IoReport {
         IoReport {
-            stats: self.io_stats,
-            log: self.io_log,
+            stats: self.io_stats || self.verbose >= 1,
+            log: self.io_log || self.verbose >= 2,
         }
     }
 }

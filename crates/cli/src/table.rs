@@ -34,7 +34,7 @@ pub async fn with_table<T>(
 ) -> Result<T, CliError> {
     // (a uc:// name is resolved by the catalog, with vended credentials)
     let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
-    let counter = Arc::new(CountingStorage::new(store));
+    let counter = Arc::new(CountingStorage::with_clock(store, clock_ms));
     let opened = Opened {
         table: Table::new(counter.clone(), location),
         counter,
@@ -44,13 +44,28 @@ pub async fn with_table<T>(
     result
 }
 
+/// Milliseconds since the process first asked (the request log's times).
+fn clock_ms() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+        * 1000.0
+}
+
 impl IoReport {
     fn print(self, counter: &CountingStorage<ObjectStoreStorage>) {
         if self.log {
             for r in counter.records() {
                 let range = r.range.map(|r| r.to_string()).unwrap_or_default();
                 let path = deltalens_present::text::terminal_safe(&r.path, false);
-                eprintln!("io: {:?} {path} {range} -> {} bytes", r.kind, r.bytes);
+                let ms = r.end_us.saturating_sub(r.start_us) as f64 / 1000.0;
+                let ok = if r.ok { "ok" } else { "failed" };
+                eprintln!(
+                    "io: {:?} {path} {range} -> {ok}, {} bytes, {ms:.1} ms",
+                    r.kind, r.bytes
+                );
             }
         }
         if self.stats {

@@ -632,3 +632,35 @@ fn completions_and_man_page() {
     assert!(page.contains("commit "), "the version names the commit");
     assert_eq!(run(&["completions", "tcsh"]).status.code(), Some(2));
 }
+
+/// `-v` prints the requests and bytes read; `-vv` also one line per request with its
+/// outcome, bytes and milliseconds (object paths only: no credentials); stdout is
+/// unchanged.
+#[test]
+fn verbose_traces_requests_on_stderr() {
+    let t = fixture("checkpointed");
+    let plain = run(&["info", &t, "--json"]);
+    let v = run(&["info", &t, "--json", "-v"]);
+    let vv = run(&["info", &t, "--json", "-vv", "--quiet"]);
+    assert_eq!(plain.stdout, v.stdout);
+    assert_eq!(plain.stdout, vv.stdout);
+    assert!(plain.stderr.is_empty());
+    let v = String::from_utf8(v.stderr).unwrap();
+    assert_eq!(v.lines().count(), 1, "{v}");
+    let summary = v.lines().next().unwrap();
+    let requests: usize = summary
+        .strip_prefix("io: ")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let vv = String::from_utf8(vv.stderr).unwrap();
+    let lines: Vec<&str> = vv.lines().collect();
+    assert_eq!(lines.len(), requests + 1, "{vv}");
+    for l in &lines[..requests] {
+        assert!(
+            l.starts_with("io: ") && l.ends_with(" ms") && l.contains("-> ok"),
+            "{l}"
+        );
+    }
+    assert_eq!(lines[requests], summary);
+}

@@ -21,7 +21,14 @@ pub struct Args {
 pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.snapshot.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        info(&o.table, args.snapshot.at.spec()?, t.json, args.no_files).await
+        info(
+            &o.table,
+            args.snapshot.at.spec()?,
+            t.json,
+            args.no_files,
+            t.quiet,
+        )
+        .await
     })
     .await
 }
@@ -31,13 +38,14 @@ async fn info(
     at: VersionSpec,
     json: bool,
     no_files: bool,
+    quiet: bool,
 ) -> Result<String, CliError> {
     let v = table.version_info(at).await?;
     let totals = if no_files {
         None
     } else {
         // streamed: memory follows a batch of the checkpoint, not the file count
-        let mut progress = Progress::new();
+        let mut progress = Progress::new(quiet);
         let t = v
             .file_totals(&mut |t| {
                 progress.update(t.files);
@@ -72,10 +80,10 @@ struct Progress {
 }
 
 impl Progress {
-    fn new() -> Progress {
+    fn new(quiet: bool) -> Progress {
         use std::io::IsTerminal;
         Progress {
-            on: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            on: !quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
             drawn: false,
         }
     }

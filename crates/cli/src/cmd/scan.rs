@@ -26,7 +26,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     // checked before the table is opened
     let format = args.rows.format(t.json)?;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        scan(o, args.at.spec()?, &args.rows, format).await
+        scan(o, args.at.spec()?, &args.rows, format, t.quiet).await
     })
     .await
 }
@@ -41,10 +41,10 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(total_files: usize, total_bytes: i64) -> Self {
+    fn new(total_files: usize, total_bytes: i64, quiet: bool) -> Self {
         use std::io::IsTerminal;
         Progress {
-            on: std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
+            on: !quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
             total_files,
             total_bytes,
             last: std::time::Instant::now(),
@@ -76,6 +76,7 @@ async fn scan(
     at: VersionSpec,
     rows: &RowArgs,
     format: Format,
+    quiet: bool,
 ) -> Result<String, CliError> {
     // the files chosen while they stream: a preview or a partition filter keeps a few
     // of a million, never the whole list
@@ -90,7 +91,7 @@ async fn scan(
     let schema = scan.schema();
     let out = output::destination(rows.output.as_deref())?;
     let mut writer = RowWriter::new(format, out, &schema)?;
-    let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0));
+    let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0), quiet);
     let mut write_err = None;
     let mut n = 0usize;
     let counter = t.counter.clone();
