@@ -44,6 +44,7 @@ impl TableArgs {
         IoReport {
             stats: self.io_stats || self.verbose >= 1,
             log: self.io_log || self.verbose >= 2,
+            watch: !self.quiet,
         }
     }
 }

@@ -10,6 +10,7 @@ mod browser;
 mod cmd;
 mod error;
 mod output;
+mod progress;
 mod source;
 mod table;
 

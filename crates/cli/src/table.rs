@@ -16,6 +16,9 @@ pub struct IoReport {
     pub stats: bool,
     /// One line per request (`--io-log`).
     pub log: bool,
+    /// Show the requests and bytes read while the command runs (off with `--quiet`, and
+    /// for commands that draw a progress line of their own).
+    pub watch: bool,
 }
 
 /// A table and the counter of its requests (for the report, progress and `bench`).
@@ -39,7 +42,9 @@ pub async fn with_table<T>(
         table: Table::new(counter.clone(), location),
         counter,
     };
+    let watch = crate::progress::Watch::start(opened.counter.clone(), !io.watch);
     let result = work(&opened).await;
+    drop(watch);
     io.print(&opened.counter);
     result
 }

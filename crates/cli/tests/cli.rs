@@ -664,3 +664,34 @@ fn verbose_traces_requests_on_stderr() {
     }
     assert_eq!(lines[requests], summary);
 }
+
+/// On a terminal (a pty from util-linux `script`), `scan` draws a progress bar on stderr
+/// (files, rows, bytes of the total, rate, ETA; indicatif); `--quiet` draws none. Piped
+/// output never gets one (the other tests check that stderr stays empty).
+#[test]
+fn progress_is_drawn_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_deltalens");
+    let t = fixture("demo");
+    let on_pty = |extra: &str| {
+        let cmd = format!("{bin} scan {t} --format csv --batch-size 16 {extra}");
+        let out = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let drawn = on_pty("");
+    assert!(
+        drawn.contains(" files, ") && drawn.contains("B/"),
+        "no progress bar on a terminal"
+    );
+    assert!(
+        !on_pty("--quiet").contains(" files, "),
+        "--quiet drew a progress bar"
+    );
+}

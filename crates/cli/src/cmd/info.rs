@@ -6,7 +6,8 @@ use deltalens_present::{Overview, text};
 
 use super::to_json;
 use crate::error::CliError;
-use crate::table::with_table;
+use crate::progress::Progress;
+use crate::table::{IoReport, with_table};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,7 +21,12 @@ pub struct Args {
 
 pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.snapshot.table;
-    with_table(&t.location, &t.options, t.io(), async |o| {
+    // counting files draws its own progress
+    let io = IoReport {
+        watch: false,
+        ..t.io()
+    };
+    with_table(&t.location, &t.options, io, async |o| {
         info(
             &o.table,
             args.snapshot.at.spec()?,
@@ -45,10 +51,10 @@ async fn info(
         None
     } else {
         // streamed: memory follows a batch of the checkpoint, not the file count
-        let mut progress = Progress::new(quiet);
+        let progress = Progress::counter("files counted", quiet);
         let t = v
             .file_totals(&mut |t| {
-                progress.update(t.files);
+                progress.set(t.files);
                 crate::allocator::release_free_memory();
                 true
             })
@@ -71,33 +77,4 @@ async fn info(
         out.push_str(&text::table(&["key", "value"], &rows));
     }
     Ok(out)
-}
-
-/// Files counted so far, on stderr when both stdout and stderr are terminals.
-struct Progress {
-    on: bool,
-    drawn: bool,
-}
-
-impl Progress {
-    fn new(quiet: bool) -> Progress {
-        use std::io::IsTerminal;
-        Progress {
-            on: !quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
-            drawn: false,
-        }
-    }
-
-    fn update(&mut self, files: u64) {
-        if self.on {
-            eprint!("\r\x1b[Kcounting files: {files} so far");
-            self.drawn = true;
-        }
-    }
-
-    fn clear(&mut self) {
-        if self.drawn {
-            eprint!("\r\x1b[K");
-        }
-    }
 }

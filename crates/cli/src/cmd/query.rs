@@ -27,6 +27,8 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     let io = IoReport {
         stats: args.io_stats,
         log: false,
+        // the requests and bytes read while the query runs
+        watch: true,
     };
     with_table(q.source.url(), &args.options, io, async |o| {
         let out = deltalens_api::execute(&q, &o.table, None).await?;

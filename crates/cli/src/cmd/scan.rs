@@ -7,8 +7,8 @@ use super::exit_without_freeing;
 use crate::args::{AtArgs, RowArgs, TableArgs};
 use crate::error::CliError;
 use crate::output;
-use crate::table::{Opened, with_table};
-use deltalens_present::value;
+use crate::progress::Progress;
+use crate::table::{IoReport, Opened, with_table};
 use deltalens_present::{Format, RowWriter};
 
 #[derive(clap::Args, Debug)]
@@ -25,50 +25,15 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     let t = &args.table;
     // checked before the table is opened
     let format = args.rows.format(t.json)?;
-    with_table(&t.location, &t.options, t.io(), async |o| {
+    // the scan draws its own progress (bytes of the files, rate, ETA)
+    let io = IoReport {
+        watch: false,
+        ..t.io()
+    };
+    with_table(&t.location, &t.options, io, async |o| {
         scan(o, args.at.spec()?, &args.rows, format, t.quiet).await
     })
     .await
-}
-
-/// A one-line progress report on stderr, drawn only when both stdout and stderr are
-/// terminals (never when the output is piped).
-struct Progress {
-    on: bool,
-    total_files: usize,
-    total_bytes: i64,
-    last: std::time::Instant,
-}
-
-impl Progress {
-    fn new(total_files: usize, total_bytes: i64, quiet: bool) -> Self {
-        use std::io::IsTerminal;
-        Progress {
-            on: !quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal(),
-            total_files,
-            total_bytes,
-            last: std::time::Instant::now(),
-        }
-    }
-
-    fn update(&mut self, read: u64, rows: usize) {
-        if !self.on || self.last.elapsed() < std::time::Duration::from_millis(200) {
-            return;
-        }
-        self.last = std::time::Instant::now();
-        eprint!(
-            "\r\x1b[Kreading {} files ({}): {} fetched, {rows} rows",
-            self.total_files,
-            value::bytes(self.total_bytes),
-            value::bytes(read as i64)
-        );
-    }
-
-    fn clear(&self) {
-        if self.on {
-            eprint!("\r\x1b[K");
-        }
-    }
 }
 
 async fn scan(
@@ -91,7 +56,11 @@ async fn scan(
     let schema = scan.schema();
     let out = output::destination(rows.output.as_deref())?;
     let mut writer = RowWriter::new(format, out, &schema)?;
-    let mut progress = Progress::new(s.num_files(), s.size_bytes().unwrap_or(0), quiet);
+    let progress = Progress::bytes(
+        u64::try_from(s.size_bytes().unwrap_or(0)).unwrap_or(0),
+        quiet,
+    );
+    let files = s.num_files();
     let mut write_err = None;
     let mut n = 0usize;
     let counter = t.counter.clone();
@@ -120,9 +89,9 @@ async fn scan(
             drop(btx);
             for b in brx {
                 n += b.num_rows();
-                progress.clear();
-                writer.write(&b)?;
-                progress.update(counter.stats().bytes, n);
+                progress.suspend(|| writer.write(&b))?;
+                progress.set(counter.stats().bytes);
+                progress.message(format!("{files} files, {n} rows"));
             }
             for w in workers {
                 w.join().map_err(|_| CliError::ScanThread)??;
@@ -137,12 +106,12 @@ async fn scan(
     }
     scan.execute(&mut |b| {
         n += b.num_rows();
-        progress.clear();
-        if let Err(e) = writer.write(&b) {
+        if let Err(e) = progress.suspend(|| writer.write(&b)) {
             write_err = Some(e);
             return Ok(false);
         }
-        progress.update(counter.stats().bytes, n);
+        progress.set(counter.stats().bytes);
+        progress.message(format!("{files} files, {n} rows"));
         Ok(true)
     })
     .await?;
