@@ -148,6 +148,20 @@ fn health_text_shows_each_finding_with_its_meaning_and_remedy() {
     assert_eq!(out.status.code(), Some(2), "a bad --now is a usage error");
 }
 
+/// `GET /v1/health` answered on the fixture at `path` (the server's clock at 0).
+fn answer_of(api: deltalens_api::ApiRequest, path: &str) -> deltalens_api::ApiResponse {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(deltalens_api::respond(
+            api,
+            &in_memory(Path::new(path), path),
+            Limits::default(),
+            0,
+        ))
+        .unwrap()
+}
+
 /// The table at `dir` in memory, as `location` (the worker reads through its own stores).
 fn in_memory(dir: &Path, location: &str) -> Table {
     fn load(m: &MemoryStorage, root: &Path, dir: &Path) {
@@ -181,16 +195,7 @@ fn the_api_route_answers_the_cli_document() {
             .collect();
         let api = deltalens_api::request::parse_get("/v1/health", &params).unwrap();
         // the server's clock (0 here) is not used when `now` is given
-        let answer = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(deltalens_api::respond(
-                api,
-                &in_memory(Path::new(&path), &path),
-                Limits::default(),
-                0,
-            ))
-            .unwrap();
+        let answer = answer_of(api, &path);
         assert_eq!(answer.content_type, "application/json");
         let api: Value = serde_json::from_slice(&answer.body).unwrap();
         assert_eq!(api, cli, "{name}");
@@ -200,16 +205,7 @@ fn the_api_route_answers_the_cli_document() {
         let mut with_series = params.clone();
         with_series.push(("series".into(), "4".into()));
         let api = deltalens_api::request::parse_get("/v1/health", &with_series).unwrap();
-        let answer = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(deltalens_api::respond(
-                api,
-                &in_memory(Path::new(&path), &path),
-                Limits::default(),
-                0,
-            ))
-            .unwrap();
+        let answer = answer_of(api, &path);
         let api: Value = serde_json::from_slice(&answer.body).unwrap();
         assert!(!cli["points"].as_array().unwrap().is_empty(), "{name}");
         assert_eq!(api, cli, "{name} series");
