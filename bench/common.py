@@ -6,9 +6,10 @@ import threading
 import time
 
 
-def run_rss(cmd, discard_stdout=False):
+def run_rss(cmd, discard_stdout=False, timeout_s=None):
     """Run cmd; wall time, the child's own peak RSS (wait4), most threads seen, output
-    (stdout to /dev/null with discard_stdout: a listing of a million files)."""
+    (stdout to /dev/null with discard_stdout: a listing of a million files). A child still
+    running after timeout_s seconds is killed and the benchmark stops, naming it."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL if discard_stdout else subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -28,6 +29,16 @@ def run_rss(cmd, discard_stdout=False):
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
+    killed = threading.Event()
+
+    def kill():
+        killed.set()
+        p.kill()
+
+    timer = threading.Timer(timeout_s, kill) if timeout_s else None
+    if timer:
+        timer.daemon = True
+        timer.start()
     # stderr is drained while stdout is read: a child that logs more than a pipe holds
     # (--io-log on a 3M-file table) would otherwise block on it, and the reader on stdout
     errs = []
@@ -39,6 +50,10 @@ def run_rss(cmd, discard_stdout=False):
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     stop.set()
+    if timer:
+        timer.cancel()
+    if killed.is_set():
+        sys.exit(f"{' '.join(cmd)} did not finish in {timeout_s} s (the timeout); killed")
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed: {err.decode()}")

@@ -94,7 +94,7 @@ QUESTIONS = [
 ]
 
 
-def py(body, setup, table, part):
+def py(body, setup, table, part, timeout_s):
     # a peer that fails (e.g. a preview reading a file the bench table lacks: only one
     # partition has data files) is reported as failed, not timed
     script = PY_PRELUDE + setup + textwrap.dedent(f"""
@@ -106,23 +106,29 @@ def py(body, setup, table, part):
         t1 = time.perf_counter(); r1 = rchar()
         print(json.dumps({{"engine_s": t1 - t0, "bytes": r1 - r0}}))
     """)
-    r = run_rss([sys.executable, "-c", script, table, part])
+    r = run_rss([sys.executable, "-c", script, table, part], timeout_s=timeout_s)
     r.update(json.loads(r["out"].strip().splitlines()[-1]))
     return r
 
 
-def deltalens(binary, args, table, part):
+def deltalens(binary, args, table, part, timeout_s):
     r = run_rss([binary] + [a.replace("{T}", table).replace("{P}", part) for a in args]
-                + ["--io-stats", "--io-log"], discard_stdout="files" in args and "--limit" not in args)
+                + ["--io-stats", "--io-log"], discard_stdout="files" in args and "--limit" not in args,
+                timeout_s=timeout_s)
     m = re.search(r"io: (\d+) requests .*?, (\d+) bytes read", r["err"])
     # bytes by kind of file, from the request log
+    # (a line per request: "io: GetRange PATH RANGE -> ok, N bytes, T ms")
     kinds = {"checkpoint": 0, "commits": 0}
+    logged = 0
     for line in r["err"].splitlines():
-        g = re.match(r"io: \S+ (\S+) .*-> (\d+) bytes", line)
+        g = re.match(r"io: \S+ (\S+) .*-> (?:ok|failed), (\d+) bytes", line)
+        logged += bool(g)
         if g and ".checkpoint." in g.group(1):
             kinds["checkpoint"] += int(g.group(2))
         elif g and g.group(1).endswith(".json"):
             kinds["commits"] += int(g.group(2))
+    if logged != int(m.group(1)):
+        sys.exit(f"{args}: {logged} request lines understood of {m.group(1)} requests (has --io-log changed?)")
     r.update(engine_s=r["wall_s"], bytes=int(m.group(2)), requests=int(m.group(1)),
              checkpoint_bytes=kinds["checkpoint"], commit_bytes=kinds["commits"])
     return r
@@ -141,6 +147,8 @@ def main():
                          " is 10%% of it and the add columns' dictionary pages another 12%%)")
     ap.add_argument("--skip", action="append", default=[], metavar="READER:QUESTION",
                     help="leave a peer's answer out (e.g. deltalake:scan_partition, 210 s and 12 GB at 1M)")
+    ap.add_argument("--timeout", type=float, default=1800,
+                    help="seconds one reader may take on one question before the run stops")
     ap.add_argument("--rss-slack", type=float, default=1.0,
                     help="multiply the RSS goals (CI: a debug build on a shared machine)")
     a = ap.parse_args()
@@ -161,13 +169,13 @@ def main():
 
     readers = {}
     for q, _ in QUESTIONS:
-        readers[("deltalens", q)] = lambda q=q: deltalens(a.deltalens, DELTALENS[q], table, part)
+        readers[("deltalens", q)] = lambda q=q: deltalens(a.deltalens, DELTALENS[q], table, part, a.timeout)
         if not a.no_peers:
-            readers[("deltalake", q)] = lambda q=q: py(DELTALAKE[q], "from deltalake import DeltaTable\n", table, part)
+            readers[("deltalake", q)] = lambda q=q: py(DELTALAKE[q], "from deltalake import DeltaTable\n", table, part, a.timeout)
             if q in DUCKDB:
-                readers[("duckdb", q)] = lambda q=q: py(DUCKDB[q], DUCKDB_SETUP, table, part)
+                readers[("duckdb", q)] = lambda q=q: py(DUCKDB[q], DUCKDB_SETUP, table, part, a.timeout)
     if not a.no_peers:
-        readers[("deltalake", "open")] = lambda: py(DELTALAKE["open"], "from deltalake import DeltaTable\n", table, part)
+        readers[("deltalake", "open")] = lambda: py(DELTALAKE["open"], "from deltalake import DeltaTable\n", table, part, a.timeout)
     for skip in a.skip:
         readers.pop(tuple(skip.split(":", 1)), None)
     results = {k: [] for k in readers}

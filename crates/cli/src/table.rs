@@ -37,7 +37,13 @@ pub async fn with_table<T>(
 ) -> Result<T, CliError> {
     // (a uc:// name is resolved by the catalog, with vended credentials)
     let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
-    let counter = Arc::new(CountingStorage::with_clock(store, clock_ms));
+    let counter = CountingStorage::with_clock(store, clock_ms);
+    // a record per request only for -vv: a scan of a million files makes two million
+    let counter = Arc::new(if io.log {
+        counter
+    } else {
+        counter.without_records()
+    });
     let opened = Opened {
         table: Table::new(counter.clone(), location),
         counter,
