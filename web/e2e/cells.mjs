@@ -35,14 +35,15 @@ async function gridRows(page) {
   const rows = new Map();
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
   for (let guard = 0; rows.size < total && guard < total + 10; guard++) {
-    const got = await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => {
+    // (the grid draws the rows for a scroll in a task after it: read after that task)
+    const got = await page.evaluate(() => new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => {
       const out = [...document.querySelectorAll('#data-grid tbody tr.row')].map((tr) => [Number(tr.getAttribute('aria-rowindex')),
         [...tr.children].map((td) => td.textContent)]);
       const el = document.querySelector('#data .scroll');
       el.scrollTop += el.clientHeight;
       el.dispatchEvent(new Event('scroll'));
       resolve(out);
-    })));
+    }), 0)));
     for (const [i, cells] of got) rows.set(i, cells);
   }
   assert.equal(rows.size, total, `read ${rows.size} of ${total} rows from the grid`);

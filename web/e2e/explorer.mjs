@@ -198,6 +198,8 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   const idCol = demo.columns.indexOf('event_time') + 1;
   await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
+  // (rows are drawn in a task after the scroll)
+  await page.waitForFunction(() => document.querySelector('#data-grid tbody tr.row')?.getAttribute('aria-rowindex') === '2');
   assert.equal(await page.locator(`#data-grid thead th:nth-child(${idCol})`).getAttribute('aria-sort'), 'ascending');
   const asc = await page.locator(`#data-grid tbody tr.row td:nth-child(${idCol})`).allInnerTexts();
   assert.deepEqual(asc, [...asc].sort(), 'ascending event_time');
@@ -215,6 +217,21 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   await page.click('#copy-cell');
   await waitText(page, '#copy-said', /copied the cell/);
   assert.equal(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), row.event_time);
+  // the selection is drawn on the one cell selected, follows the arrow keys, and holds
+  // when its row scrolls out of the window and back (the row is drawn again)
+  const marked = () => page.evaluate(() => [...document.querySelectorAll('#data-grid td.selected, #data-grid td[aria-selected]')]
+    .map((td) => `${td.parentElement.getAttribute('aria-rowindex')}:${td.dataset.c}:${td.getAttribute('aria-selected')}`));
+  assert.deepEqual(await marked(), [`2:${idCol - 1}:true`]);
+  await page.focus('#data .scroll');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  assert.deepEqual(await marked(), [`3:${idCol}:true`]);
+  await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  await page.waitForFunction(() => !document.querySelector('#data-grid tr[aria-rowindex="3"]'));
+  assert.deepEqual(await marked(), []);
+  await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = 0; });
+  await page.waitForFunction(() => document.querySelector('#data-grid tr[aria-rowindex="3"]'));
+  assert.deepEqual(await marked(), [`3:${idCol}:true`]);
   // downloads of the current result
   for (const [label, check] of [
     ['CSV', (buf) => assert.equal(buf.toString('utf8').trim().split('\n').length, loadedRows + 1)],

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 /// Height of one row in CSS pixels (`.window tbody tr` in style.css).
 pub const ROW_PX: f64 = 26.0;
 /// Rows rendered above and below the visible ones.
-const OVERSCAN: usize = 12;
+const OVERSCAN: usize = 6;
 /// Rows a viewport is assumed to hold before it is measured.
 const FIRST_VIEW: usize = 30;
 
@@ -74,6 +74,23 @@ fn clip(s: &str) -> String {
     }
 }
 
+/// Mark the drawn cell at display position `pos`, column `col` of the grid in `el` as
+/// selected or not (nothing when it is not drawn).
+fn mark_cell(el: NodeRef<leptos::html::Div>, (pos, col): (usize, usize), on: bool) {
+    let Some(el) = el.get_untracked() else { return };
+    let css = format!("tr[aria-rowindex=\"{}\"] > td[data-c=\"{col}\"]", pos + 2);
+    let Ok(Some(td)) = el.query_selector(&css) else {
+        return;
+    };
+    if on {
+        let _ = td.set_attribute("class", "selected");
+        let _ = td.set_attribute("aria-selected", "true");
+    } else {
+        let _ = td.remove_attribute("class");
+        let _ = td.remove_attribute("aria-selected");
+    }
+}
+
 /// Copy `text` to the clipboard; what to tell the user.
 fn copy(text: String, what: &str) -> String {
     let Some(w) = web_sys::window() else {
@@ -93,6 +110,8 @@ pub fn WindowGrid(
     id: &'static str,
 ) -> impl IntoView {
     let scroll_top = RwSignal::new(0.0f64);
+    // the offset a scroll event saw, until the rows are drawn for it
+    let next_top = StoredValue::new(None::<f64>);
     let view_px = RwSignal::new(0.0f64);
     let sort = RwSignal::new(None::<(usize, bool)>);
     let selected = RwSignal::new(None::<(usize, usize)>);
@@ -114,10 +133,27 @@ pub fn WindowGrid(
     };
     let on_scroll = move |_| {
         if let Some(e) = el.get_untracked() {
-            scroll_top.set(e.scroll_top() as f64);
-            view_px.set(e.client_height() as f64);
-            let bottom = e.scroll_top() as f64 + 3.0 * e.client_height() as f64;
-            if bottom >= rows.get_untracked() as f64 * ROW_PX {
+            // the view's height is not read here (it is kept from the first result and
+            // each resize): reading it while rows are being appended forces a layout
+            // inside this handler, on every scroll step
+            let (top, view) = (e.scroll_top() as f64, view_px.get_untracked());
+            // the rows are drawn in a task of their own, not inside the frame that
+            // scrolled: a big jump shows the margin for a frame, and no frame waits for
+            // the new rows' script and their layout at once (a long task)
+            let pending = next_top.get_value().is_some();
+            next_top.set_value(Some(top));
+            if !pending {
+                set_timeout(
+                    move || {
+                        if let Some(t) = next_top.get_value() {
+                            next_top.set_value(None);
+                            scroll_top.set(t);
+                        }
+                    },
+                    std::time::Duration::ZERO,
+                );
+            }
+            if top + 3.0 * view >= rows.get_untracked() as f64 * ROW_PX {
                 near_end.run(());
             }
         }
@@ -143,6 +179,13 @@ pub fn WindowGrid(
         }
         n
     });
+    // the view's height (65vh) changes with the window's
+    let on_resize = window_event_listener(leptos::ev::resize, move |_| {
+        if let Some(e) = el.get_untracked() {
+            view_px.set(e.client_height() as f64);
+        }
+    });
+    on_cleanup(move || on_resize.remove());
     // the rows in view: a page appended below them changes nothing drawn but the spacer
     let win = Memo::new(move |_| window(scroll_top.get(), view_px.get(), rows.get()));
     // the headers, once per change of the rows (the table's width reads them too)
@@ -162,56 +205,87 @@ pub fn WindowGrid(
                 .collect::<Vec<_>>()
         })
     });
-    // redrawn when the window, the order or the selection changes — not for each page
-    // appended out of view (a new result empties the window first)
-    let body = move || {
+    // the rows in view, each keyed by the result, its position and the loaded row shown
+    // there: a scroll step adds and removes a row or two and keeps the rest of the DOM;
+    // a new result, a new order or a page appended out of view redraws nothing else
+    let result = Memo::new(move |_| loaded.with(|l| l.as_ref().map_or(0, Loaded::id)));
+    let keys = Memo::new(move |_| {
+        let id = result.get();
         let (first, end) = win.get();
-        let picked: Vec<usize> = (first..end).map(at).collect();
+        (first..end)
+            .map(|pos| (id, pos, at(pos)))
+            .collect::<Vec<_>>()
+    });
+    let width = move || {
+        loaded.with_untracked(|l| l.as_ref().map_or(1, |l| l.schema().fields().len().max(1)))
+    };
+    let row = move |(_, pos, shown): (u64, usize, usize)| {
         let cells = loaded
-            .with_untracked(|l| l.as_ref().map(|l| l.text(&picked, "∅")))
+            .with_untracked(|l| l.as_ref().map(|l| l.text(&[shown], "∅")))
             .unwrap_or(Ok(Vec::new()));
-        let sel = selected.get();
-        let width =
-            loaded.with_untracked(|l| l.as_ref().map_or(1, |l| l.schema().fields().len().max(1)));
-        match cells {
-            Err(e) => {
-                view! { <tr><td colspan=width class="error">{e.to_string()}</td></tr> }.into_any()
-            }
-            Ok(cells) => {
-                let rows_view = cells
-                    .into_iter()
-                    .zip(first..end)
-                    .map(|(r, pos)| {
-                        let tds = r
-                            .into_iter()
-                            .enumerate()
-                            .map(|(c, text)| {
-                                let on = sel == Some((pos, c));
-                                view! {
-                                    <td class:selected=on aria-selected=on.then_some("true")
-                                        on:click=move |_| selected.set(Some((pos, c)))>{text}</td>
-                                }
-                            })
-                            .collect_view();
-                        view! { <tr class="row" aria-rowindex=(pos + 2).to_string()>{tds}</tr> }
-                    })
-                    .collect_view();
-                let above = format!("height: {}px", first as f64 * ROW_PX);
-                let below = move || {
-                    let n = rows.get();
-                    format!(
-                        "height: {}px",
-                        n.saturating_sub(win.get().1) as f64 * ROW_PX
-                    )
-                };
-                view! {
-                    <tr class="spacer" aria-hidden="true" style=above><td colspan=width></td></tr>
-                    {rows_view}
-                    <tr class="spacer" aria-hidden="true" style=below><td colspan=width></td></tr>
-                }
-                .into_any()
-            }
+        // a cell is drawn selected if it is; later changes of the selection are made by
+        // the effect below on the two cells concerned (no effect per cell: a scroll step
+        // draws a screen of new cells)
+        let picked = selected.get_untracked().filter(|s| s.0 == pos).map(|s| s.1);
+        let tds = match cells {
+            Err(e) => view! { <td colspan=width() class="error">{e.to_string()}</td> }.into_any(),
+            Ok(mut cells) => cells
+                .pop()
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(c, text)| {
+                    let on = picked == Some(c);
+                    view! {
+                        <td data-c=c.to_string() class:selected=on
+                            aria-selected=on.then_some("true")>{text}</td>
+                    }
+                })
+                .collect_view()
+                .into_any(),
+        };
+        view! { <tr class="row" aria-rowindex=(pos + 2).to_string()>{tds}</tr> }
+    };
+    // the selection moves: unmark the cell it left and mark the one it reached, if they
+    // are drawn
+    Effect::new(move |prev: Option<Option<(usize, usize)>>| {
+        let now = selected.get();
+        if let Some(Some(was)) = prev {
+            mark_cell(el, was, false);
         }
+        if let Some(now) = now {
+            mark_cell(el, now, true);
+        }
+        now
+    });
+    // one listener for every cell: the row says its position, the cell its column
+    let on_click = move |ev: leptos::ev::MouseEvent| {
+        use wasm_bindgen::JsCast;
+        let Some(td) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|e| e.closest("td[data-c]").ok().flatten())
+        else {
+            return;
+        };
+        let col = td
+            .get_attribute("data-c")
+            .and_then(|c| c.parse::<usize>().ok());
+        let pos = td
+            .parent_element()
+            .and_then(|tr| tr.get_attribute("aria-rowindex"))
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| i.checked_sub(2));
+        if let (Some(pos), Some(col)) = (pos, col) {
+            selected.set(Some((pos, col)));
+        }
+    };
+    let above = move || format!("height: {}px", win.get().0 as f64 * ROW_PX);
+    let below = move || {
+        format!(
+            "height: {}px",
+            rows.get().saturating_sub(win.get().1) as f64 * ROW_PX
+        )
     };
     let copy_cell = move |_: ()| {
         let Some((pos, c)) = selected.get_untracked() else {
@@ -313,7 +387,11 @@ pub fn WindowGrid(
                         }
                     }).collect_view()}
                 </tr></thead>
-                <tbody>{body}</tbody>
+                <tbody on:click=on_click>
+                    <tr class="spacer" aria-hidden="true" style=above><td colspan=width></td></tr>
+                    <For each=move || keys.get() key=|k| *k children=row />
+                    <tr class="spacer" aria-hidden="true" style=below><td colspan=width></td></tr>
+                </tbody>
             </table>
         </div>
     }

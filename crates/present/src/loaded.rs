@@ -36,7 +36,12 @@ pub struct Loaded {
     starts: Vec<usize>,
     rows: usize,
     stats: Vec<ColumnStats>,
+    /// Which result these rows are (see [`Loaded::id`]).
+    id: u64,
 }
+
+/// The id of the next [`Loaded::new`].
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 fn encode_err(source: ArrowError) -> PresentError {
     PresentError::Encode {
@@ -62,7 +67,15 @@ impl Loaded {
             starts: Vec::new(),
             rows: 0,
             stats,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
+    }
+
+    /// Which result these rows are: every [`Loaded::new`] takes a new one, and appending
+    /// keeps it (a clone shares it). A row once loaded never changes under one id, so a
+    /// grid may keep the cells it drew for as long as the id stays.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The schema of the rows.
@@ -298,6 +311,17 @@ mod tests {
         );
         // rows past the end are left out, not a panic
         assert_eq!(l.text(&[5, 99], "∅").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn each_result_has_its_own_id_and_appending_keeps_it() {
+        let a = page(vec![Some(1)], vec![Some("a")]);
+        let mut first = Loaded::new(a.schema());
+        let id = first.id();
+        first.append(a.clone()).unwrap();
+        assert_eq!(first.id(), id);
+        assert_eq!(first.clone().id(), id);
+        assert_ne!(Loaded::new(a.schema()).id(), id);
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub fn DataTab() -> impl IntoView {
     let pager = StoredValue::new_local(Pager::default());
     let status = RwSignal::new((0u64, 0u64, false));
     let loading = RwSignal::new(false);
+    // the skeleton until the first rows: a memo, so a page appended does not build the
+    // grid again (the closure that chooses between them would run for each page)
+    let waiting = Memo::new(move |_| loaded.with(|l| l.is_none()) && loading.get());
 
     // load `n` more rows of the current result (a new result when `fresh`)
     let load = move |n: usize, fresh: bool| {
@@ -218,7 +221,7 @@ pub fn DataTab() -> impl IntoView {
                 let more = if done || rows == 0 { "" } else { " · scroll for more" };
                 format!("{rows} rows · {requests} requests, {bytes} bytes for this result{more}")
             }}</p>
-            {move || if loaded.with(|l| l.is_none()) && loading.get() {
+            {move || if waiting.get() {
                 view! { <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div><div></div></div> }.into_any()
             } else {
                 view! { <WindowGrid loaded=loaded types=types near_end=more id="data-grid" /> }.into_any()
