@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{DataType, Field, FieldRef, Schema};
 
 use crate::error::{PresentError, Result};
 
@@ -52,6 +52,85 @@ pub fn utc_as_offset(batch: &RecordBatch) -> Result<RecordBatch> {
                 fields.push(
                     Field::new(f.name(), t, f.is_nullable()).with_metadata(f.metadata().clone()),
                 );
+            }
+            None => {
+                arrays.push(a.clone());
+                fields.push(f.as_ref().clone());
+            }
+        }
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(encode)
+}
+
+/// `t` with every map's keys as strings (`None` when no map has other keys): JSON objects
+/// have string keys, so a map keyed by numbers or dates is written with its keys as text,
+/// as Spark's `to_json` does.
+fn with_string_map_keys(t: &DataType) -> Option<DataType> {
+    let field = |f: &FieldRef| {
+        with_string_map_keys(f.data_type()).map(|d| Arc::new(f.as_ref().clone().with_data_type(d)))
+    };
+    match t {
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return None;
+            };
+            let (k, v) = (kv.first()?, kv.get(1)?);
+            let key_changed = !matches!(k.data_type(), DataType::Utf8 | DataType::LargeUtf8);
+            let key = Arc::new(k.as_ref().clone().with_data_type(DataType::Utf8));
+            let value = field(v);
+            if !key_changed && value.is_none() {
+                return None;
+            }
+            let k = if key_changed { key } else { k.clone() };
+            let v = value.unwrap_or_else(|| v.clone());
+            let entries = entries
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Struct(vec![k, v].into()));
+            Some(DataType::Map(Arc::new(entries), *sorted))
+        }
+        DataType::Struct(fields) => {
+            let changed: Vec<Option<FieldRef>> = fields.iter().map(field).collect();
+            changed.iter().any(Option::is_some).then(|| {
+                DataType::Struct(
+                    fields
+                        .iter()
+                        .zip(changed)
+                        .map(|(f, c)| c.unwrap_or_else(|| f.clone()))
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
+            })
+        }
+        DataType::List(f) => field(f).map(DataType::List),
+        DataType::LargeList(f) => field(f).map(DataType::LargeList),
+        _ => None,
+    }
+}
+
+/// `batch` as JSON can be written: maps keyed by other types than strings get their keys
+/// as text (see [`with_string_map_keys`]); other columns as they are.
+pub fn json_ready(batch: &RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let targets: Vec<Option<DataType>> = schema
+        .fields()
+        .iter()
+        .map(|f| with_string_map_keys(f.data_type()))
+        .collect();
+    if targets.iter().all(Option::is_none) {
+        return Ok(batch.clone());
+    }
+    let encode = |source| PresentError::Encode {
+        format: "json",
+        source,
+    };
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for ((f, a), t) in schema.fields().iter().zip(batch.columns()).zip(targets) {
+        match t {
+            Some(t) => {
+                arrays.push(arrow_cast::cast(a, &t).map_err(encode)?);
+                fields.push(f.as_ref().clone().with_data_type(t));
             }
             None => {
                 arrays.push(a.clone());

@@ -7,7 +7,7 @@ use std::io::Write;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::cell::{text_cells, text_rows, utc_as_offset};
+use crate::cell::{json_ready, text_cells, text_rows, utc_as_offset};
 use crate::error::{PresentError, Result};
 use crate::text::terminal_safe;
 
@@ -232,6 +232,13 @@ impl<W: Write + Send> RowWriter<W> {
         } else {
             batch
         };
+        let keyed;
+        let batch = if matches!(self.format, Format::Json | Format::Jsonl) {
+            keyed = json_ready(batch)?;
+            &keyed
+        } else {
+            batch
+        };
         match &mut self.sink {
             Sink::Table(t) => t.write(batch)?,
             Sink::Csv(w) => w.write(batch).map_err(encode)?,
@@ -421,12 +428,48 @@ fn pad(s: &str, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{Int32Array, StringArray, TimestampMicrosecondArray};
+    use arrow_array::{Array, Int32Array, StringArray, TimestampMicrosecondArray};
     use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
 
     fn text(format: Format, schema: &SchemaRef, batches: &[RecordBatch]) -> String {
         String::from_utf8(encode(format, schema, batches).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn maps_with_keys_other_than_strings_are_json_objects_with_text_keys() {
+        use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
+        // a map<int, string> at the top and inside a list, as Spark writes them
+        let mut m = MapBuilder::new(None, Int32Builder::new(), StringBuilder::new());
+        m.keys().append_value(1);
+        m.values().append_value("a");
+        m.keys().append_value(-2);
+        m.values().append_null();
+        m.append(true).unwrap();
+        m.append(false).unwrap();
+        let map = Arc::new(m.finish());
+        let mut l = ListBuilder::new(MapBuilder::new(
+            None,
+            Int32Builder::new(),
+            StringBuilder::new(),
+        ));
+        l.values().keys().append_value(7);
+        l.values().values().append_value("x");
+        l.values().append(true).unwrap();
+        l.append(true);
+        l.append(true);
+        let list = Arc::new(l.finish());
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("m", map.data_type().clone(), true),
+            Field::new("l", list.data_type().clone(), true),
+        ]));
+        let b = RecordBatch::try_new(schema.clone(), vec![map, list]).unwrap();
+        let one = std::slice::from_ref(&b);
+        assert_eq!(
+            text(Format::Jsonl, &schema, one),
+            "{\"m\":{\"1\":\"a\",\"-2\":null},\"l\":[{\"7\":\"x\"}]}\n{\"m\":null,\"l\":[]}\n"
+        );
+        assert!(text(Format::Json, &schema, one).starts_with("[{\"m\":{\"1\":\"a\""));
     }
 
     #[test]
