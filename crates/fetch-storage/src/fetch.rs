@@ -32,6 +32,8 @@ pub struct FetchStorage {
     /// The request budget this backend reports its extra requests (listing pages after
     /// the first, a HEAD before an Azure tail) and announced body lengths to.
     meter: Option<Arc<BudgetMeter>>,
+    /// Called instead of the global `fetch` (see [`FetchStorage::with_fetch`]).
+    fetch_hook: Option<Function>,
 }
 
 /// Aborts the request (and the body download) when the future holding it is dropped
@@ -133,6 +135,7 @@ impl FetchStorage {
             server: false,
             headers_timeout: HEADERS_TIMEOUT,
             meter: None,
+            fetch_hook: None,
         })
     }
 
@@ -147,6 +150,15 @@ impl FetchStorage {
     /// its announced length at 64 KiB/s.
     pub fn with_timeout(mut self, t: Duration) -> Self {
         self.headers_timeout = t;
+        self
+    }
+
+    /// Send every request through `hook` instead of the global `fetch`: it is called with
+    /// the `Request` (signed already, when the store needs it) and must return a promise
+    /// of a `Response` (e.g. after adding a header, or routing it through a proxy). What
+    /// it answers is checked as any answer is.
+    pub fn with_fetch(mut self, hook: Function) -> Self {
+        self.fetch_hook = Some(hook);
         self
     }
 
@@ -282,12 +294,16 @@ impl FetchStorage {
             req.headers().set(k, v).map_err(|e| fail(js_text(&e)))?;
         }
         let global = js_sys::global();
-        let fetch: Function = Reflect::get(&global, &JsValue::from_str("fetch"))
-            .and_then(|f| f.dyn_into::<Function>())
-            .map_err(|e| fail(format!("no fetch in this environment: {}", js_text(&e))))?;
+        let fetch: Function = match &self.fetch_hook {
+            Some(hook) => hook.clone(),
+            None => Reflect::get(&global, &JsValue::from_str("fetch"))
+                .and_then(|f| f.dyn_into::<Function>())
+                .map_err(|e| fail(format!("no fetch in this environment: {}", js_text(&e))))?,
+        };
+        // (a hook may answer a Response or a promise of one)
         let promise: Promise = fetch
             .call1(&global, &req)
-            .and_then(|p| p.dyn_into::<Promise>())
+            .map(|p| Promise::resolve(&p))
             .map_err(|e| fail(js_text(&e)))?;
         // the guard aborts the fetch when a timeout drops it
         let resp: Response = within(self.headers_timeout, JsFuture::from(promise))

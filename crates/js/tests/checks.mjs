@@ -1,0 +1,67 @@
+// What one runtime answers for each table, through the package's API: the documents
+// (info, schema, history, files) and the rows (Arrow IPC, and JSON lines), plus the
+// package's errors. Run in Node, in Chromium and in workerd by run.mjs, which writes the
+// answers where tests/tests/js_package.rs compares them with the native reads and the
+// corpus' canonical rows. Bytes are returned in base64 (a page and a worker return JSON).
+
+const b64 = (bytes) => {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+};
+
+// documents as JSON text, a BigInt (a whole number beyond 2^53) as {"bigint": "digits"}
+const doc = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? { bigint: x.toString() } : x));
+
+export async function answers(deltalens, base, tables) {
+  const out = {};
+  for (const name of tables) {
+    const t = await deltalens.openTable(`${base}/tables/${name}`);
+    try {
+      const a = {
+        version: await t.version(),
+        info: doc(await t.info()),
+        schema: doc(await t.schema()),
+        history: doc(await t.history({ limit: 5 })),
+        files: doc(await t.files({ limit: 50 })),
+        arrow: b64(await t.scan()),
+        json: new TextDecoder().decode(await t.scan({ format: 'json', limit: 20 })),
+      };
+      a.files_v0 = doc(await t.files({ version: 0, limit: 5 }));
+      out[name] = a;
+    } catch (e) {
+      out[name] = { error: { name: e.name, code: e.code, message: e.message } };
+    } finally {
+      t.close();
+    }
+  }
+  return out;
+}
+
+// The package's errors and hooks, as each runtime sees them.
+export async function behaviour(deltalens, base, table) {
+  const r = {};
+  const caught = async (f) => {
+    try { await f(); return null; } catch (e) {
+      return { name: e.name, code: e.code, isClass: e instanceof deltalens.DeltaLensError, isError: e instanceof Error, message: e.message };
+    }
+  };
+  r.notATable = await caught(async () => (await deltalens.openTable(`${base}/tables/no-such-table`)).info());
+  r.badOption = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { s3_endpoint: 'x' }));
+  r.badParam = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).scan({ limitt: 3 }));
+  r.badVersion = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).info({ version: 99999 }));
+  r.badFilter = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).scan({ filter: 'nope ===' }));
+  r.tableOption = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).info({ table: 'https://elsewhere.example/t' }));
+  // the fetch hook sees every request, and its header reaches the server
+  const seen = [];
+  const t = await deltalens.openTable(`${base}/tables/${table}`, {
+    fetch: (req) => { seen.push(req.url); const h = new Headers(req.headers); h.set('x-deltalens-hook', '1'); return fetch(new Request(req, { headers: h })); },
+  });
+  r.hookVersion = await t.version();
+  r.hookRequests = seen.length;
+  r.hookHosts = [...new Set(seen.map((u) => new URL(u).host))];
+  // SQL
+  const q = await deltalens.query(`SELECT COUNT(*) AS n FROM '${base}/tables/${table}'`, { format: 'json' });
+  r.queryCount = new TextDecoder().decode(q).trim();
+  return r;
+}
