@@ -27,10 +27,11 @@ pub fn window(scroll_top: f64, view_px: f64, rows: usize) -> (usize, usize) {
     (first, end.max(first))
 }
 
-/// What the header of column `i` says under its name.
-fn column_note(l: &Loaded, i: usize, type_name: &str) -> (String, String) {
+/// What the header of column `i` says under its type: nulls and the range of the loaded
+/// rows.
+fn column_note(l: &Loaded, i: usize) -> String {
     let Some(s) = l.stats().get(i) else {
-        return (type_name.to_string(), String::new());
+        return String::new();
     };
     let nulls = format!("{} null{}", s.nulls, if s.nulls == 1 { "" } else { "s" });
     let range = match (&s.min, &s.max) {
@@ -41,12 +42,11 @@ fn column_note(l: &Loaded, i: usize, type_name: &str) -> (String, String) {
         }
         _ => String::new(),
     };
-    let note = if range.is_empty() {
+    if range.is_empty() {
         nulls
     } else {
         format!("{nulls} · {range}")
-    };
-    (type_name.to_string(), note)
+    }
 }
 
 /// A column's width in CSS pixels, from its type and name: the table's layout is fixed,
@@ -189,6 +189,8 @@ pub fn WindowGrid(
     // the rows in view: a page appended below them changes nothing drawn but the spacer
     let win = Memo::new(move |_| window(scroll_top.get(), view_px.get(), rows.get()));
     // the headers, once per change of the rows (the table's width reads them too)
+    // the headers: built again only when the columns change; the notes (nulls and range
+    // of the loaded rows) change as pages arrive, as text in headers that stay
     let head = Memo::new(move |_| {
         loaded.with(|l| {
             let Some(l) = l else { return Vec::new() };
@@ -198,13 +200,22 @@ pub fn WindowGrid(
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
-                    let (ty, note) = column_note(l, i, types.get(i).map_or("", |t| t.as_str()));
+                    let ty = types.get(i).cloned().unwrap_or_default();
                     let px = column_px(f.name(), &ty);
-                    (i, f.name().clone(), ty, note, px)
+                    (i, f.name().clone(), ty, px)
                 })
                 .collect::<Vec<_>>()
         })
     });
+    let notes = Memo::new(move |_| {
+        loaded.with(|l| {
+            let Some(l) = l else { return Vec::new() };
+            (0..l.schema().fields().len())
+                .map(|i| column_note(l, i))
+                .collect::<Vec<_>>()
+        })
+    });
+    let note = move |i: usize| notes.with(|n| n.get(i).cloned().unwrap_or_default());
     // the rows in view, each keyed by the result, its position and the loaded row shown
     // there: a scroll step adds and removes a row or two and keeps the rest of the DOM;
     // a new result, a new order or a page appended out of view redraws nothing else
@@ -363,9 +374,9 @@ pub fn WindowGrid(
         </div>
         <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll on:keydown=on_key>
             <table id=id aria-rowcount=move || (rows.get() + 1).to_string()
-                style=move || format!("table-layout: fixed; width: {}px", head.with(|h| h.iter().map(|c| c.4).sum::<u32>().max(1)))>
+                style=move || format!("table-layout: fixed; width: {}px", head.with(|h| h.iter().map(|c| c.3).sum::<u32>().max(1)))>
                 <thead><tr>
-                    {move || head.get().into_iter().map(|(i, name, ty, note, px)| {
+                    {move || head.get().into_iter().map(|(i, name, ty, px)| {
                         let state = move || match sort.get() {
                             Some((c, false)) if c == i => "ascending",
                             Some((c, true)) if c == i => "descending",
@@ -382,7 +393,7 @@ pub fn WindowGrid(
                                     <span class="name">{name}</span>
                                 </button>
                                 <span class="type">{ty}</span>
-                                <span class="stats" title=note.clone()>{note.clone()}</span>
+                                <span class="stats" title=move || note(i)>{move || note(i)}</span>
                             </th>
                         }
                     }).collect_view()}
