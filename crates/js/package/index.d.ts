@@ -29,6 +29,10 @@ export interface OpenOptions {
   server?: boolean;
   /** How long a request may wait for its answer's headers (default 30000). */
   timeoutMs?: number;
+  /** Rows a call may return or hold (default 1,000,000): past it, a `rows_budget_exceeded` error. */
+  maxRows?: number;
+  /** Bytes of column data a call may decode (default 1 GiB): past it, an error naming the limit. */
+  maxDecodedBytes?: number;
 }
 
 /** A version to read: `version` (Spark's VERSION AS OF) or `timestamp` (TIMESTAMP AS OF). */

@@ -23,6 +23,7 @@ const CACHE_BYTES: usize = 32 * 1024 * 1024;
 pub struct Table {
     url: String,
     table: deltalens_core::Table,
+    limits: Limits,
 }
 
 /// True in Cloudflare Workers (whose `fetch` takes no CORS mode).
@@ -49,9 +50,15 @@ fn open(url: &str, options: &JsValue) -> Result<Table, JsValue> {
     }
     let retry = RetryStorage::new(fetch, RetryPolicy::default(), boxed_sleep as Sleep);
     let storage = Arc::new(CachingStorage::new(retry, CACHE_BYTES));
+    let max_rows = o.max_rows.unwrap_or(options::MAX_ROWS);
     Ok(Table {
         table: deltalens_core::Table::new(storage, &url),
         url,
+        limits: Limits {
+            max_rows: Some(max_rows),
+            max_rows_buffered: Some(max_rows),
+            max_decoded_bytes: Some(o.max_decoded_bytes.unwrap_or(options::MAX_DECODED_BYTES)),
+        },
     })
 }
 
@@ -63,10 +70,10 @@ pub async fn open_table(url: String, options: JsValue) -> Result<Table, JsValue>
 }
 
 /// Answer `api` on `table`: the document parsed into an object, or the rows' bytes.
-async fn answer(table: &deltalens_core::Table, api: ApiRequest) -> Result<JsValue, JsValue> {
+async fn answer(t: &Table, api: ApiRequest) -> Result<JsValue, JsValue> {
     let rows = matches!(api, ApiRequest::Rows { .. });
     let now_ms = js_sys::Date::now() as i64;
-    let a = respond(api, table, Limits::default(), now_ms)
+    let a = respond(api, &t.table, t.limits, now_ms)
         .await
         .map_err(|e| error::api(&e))?;
     if rows {
@@ -126,7 +133,7 @@ impl Table {
         }
         params.push(("table".into(), self.url.clone()));
         let api = parse_get(route, &params).map_err(|e| error::api(&e))?;
-        answer(&self.table, api).await
+        answer(self, api).await
     }
 }
 
@@ -217,5 +224,5 @@ pub async fn query(sql: String, options: JsValue) -> Result<JsValue, JsValue> {
     )];
     let api = parse_query(&sql, &params).map_err(|e| error::api(&e))?;
     let t = open(api.table(), &open_opts.into())?;
-    answer(&t.table, api).await
+    answer(&t, api).await
 }

@@ -19,11 +19,22 @@ pub(crate) struct Open {
     pub(crate) server: Option<bool>,
     /// How long a request may wait for its answer's headers.
     pub(crate) timeout_ms: Option<u32>,
+    /// Rows one call may return or hold (see [`MAX_ROWS`]).
+    pub(crate) max_rows: Option<usize>,
+    /// Bytes one call may decode (see [`MAX_DECODED_BYTES`]).
+    pub(crate) max_decoded_bytes: Option<u64>,
 }
+
+/// Rows a call returns (and holds to group or sort) unless `maxRows` says otherwise: a
+/// result is one buffer in the caller's memory, so a scan of a whole big table stops
+/// with an error naming this limit instead of exhausting a tab or a worker.
+pub(crate) const MAX_ROWS: usize = 1_000_000;
+/// Bytes of column data a call decodes unless `maxDecodedBytes` says otherwise.
+pub(crate) const MAX_DECODED_BYTES: u64 = 1 << 30;
 
 const OPEN: &str = "s3Endpoint, s3Region, s3AccessKeyId, s3SecretAccessKey, s3SessionToken, \
     s3VirtualHosted, azureSas, azureEndpoint, azureAccount, relay, relayToken, fetch, server, \
-    timeoutMs";
+    timeoutMs, maxRows, maxDecodedBytes";
 
 /// The entries of an options object (none for `undefined` or `null`), skipping those
 /// whose value is `undefined`.
@@ -52,6 +63,14 @@ fn text(name: &str, v: &JsValue) -> Result<String, JsValue> {
 
 fn flag(name: &str, v: &JsValue) -> Result<bool, JsValue> {
     v.as_bool().ok_or_else(|| option(name, "not a boolean"))
+}
+
+/// A whole number from 1 to 2^53.
+fn count(name: &str, v: &JsValue) -> Result<u64, JsValue> {
+    v.as_f64()
+        .filter(|n| n.fract() == 0.0 && *n >= 1.0 && *n <= 9_007_199_254_740_992.0)
+        .map(|n| n as u64)
+        .ok_or_else(|| option(name, "not a whole number from 1 to 2^53"))
 }
 
 /// The options of `openTable`.
@@ -87,6 +106,10 @@ pub(crate) fn open(v: &JsValue) -> Result<Open, JsValue> {
                     .ok_or_else(|| option(n, "not a number of milliseconds from 1 to 600000"))?;
                 o.timeout_ms = Some(ms as u32);
             }
+            "maxRows" => {
+                o.max_rows = Some(usize::try_from(count(n, &value)?).unwrap_or(usize::MAX))
+            }
+            "maxDecodedBytes" => o.max_decoded_bytes = Some(count(n, &value)?),
             other => {
                 return Err(option(
                     other,

@@ -52,6 +52,11 @@ export async function behaviour(deltalens, base, table) {
   r.badVersion = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).info({ version: 99999 }));
   r.badFilter = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).scan({ filter: 'nope ===' }));
   r.tableOption = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`)).info({ table: 'https://elsewhere.example/t' }));
+  // the rows limit: a scan past it is an error naming it; a LIMIT within it is not
+  r.maxRows = await caught(async () => (await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 })).scan());
+  const small = await (await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 })).scan({ limit: 2, format: 'json' });
+  r.withinMaxRows = JSON.parse(new TextDecoder().decode(small)).length;
+  r.badMaxRows = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { maxRows: -1 }));
   // the fetch hook sees every request, and its header reaches the server
   const seen = [];
   const t = await deltalens.openTable(`${base}/tables/${table}`, {

@@ -98,6 +98,10 @@ function record(runtime, got) {
   code('version_not_found', 'badVersion');
   code('invalid_parameter', 'badFilter');
   code('invalid_parameter', 'tableOption');
+  code('rows_budget_exceeded', 'maxRows');
+  assert.match(b.maxRows.message, /2/);
+  assert.equal(b.withinMaxRows, 2);
+  code('invalid_parameter', 'badMaxRows');
   for (const k of ['notATable', 'badOption', 'badParam']) assert.ok(b[k].isClass && b[k].isError, `${runtime}: ${k} is a DeltaLensError`);
   assert.match(b.badOption.message, /s3_endpoint/);
   assert.ok(b.hookRequests > 0, `${runtime}: the fetch hook saw no request`);
