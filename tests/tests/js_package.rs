@@ -147,6 +147,11 @@ fn the_package_answers_as_the_native_reader_and_the_corpus() {
             );
             let table = open_plain(&path);
             let p = path.to_str().unwrap();
+            let latest_s = runtime()
+                .block_on(table.version_info(VersionSpec::Latest))
+                .unwrap()
+                .version
+                .to_string();
             for (file, route, params) in [
                 ("info", "/v1/info", &[][..]),
                 ("schema", "/v1/schema", &[][..]),
@@ -156,6 +161,11 @@ fn the_package_answers_as_the_native_reader_and_the_corpus() {
                     "files_v0",
                     "/v1/files",
                     &[("version", "0"), ("limit", "5")][..],
+                ),
+                (
+                    "diff",
+                    "/v1/diff",
+                    &[("from", "0"), ("to", &latest_s), ("limit", "10")][..],
                 ),
             ] {
                 assert_eq!(

@@ -128,7 +128,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
             let body = json!({
                 "service": "deltalens",
                 "version": env!("CARGO_PKG_VERSION"),
-                "routes": ["GET /v1/info", "GET /v1/health", "GET /v1/schema", "GET /v1/history", "GET /v1/files",
+                "routes": ["GET /v1/info", "GET /v1/health", "GET /v1/schema", "GET /v1/history", "GET /v1/files", "GET /v1/diff",
                            "GET /v1/scan", "GET /v1/changes", "POST /v1/query",
                            "GET /v1/object", "GET /v1/list", "GET /v1/tables"],
                 "allowed_table_prefixes": config.allowlist.len(),
@@ -162,7 +162,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
                 404,
                 "not_found",
                 format!(
-                    "{p} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
+                    "{p} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/diff, /v1/scan, /v1/changes, POST /v1/query"
                 ),
             ));
         }

@@ -88,6 +88,20 @@ pub enum ApiRequest {
         /// Files of the log order to skip first.
         offset: Option<usize>,
     },
+    /// `GET /v1/diff`: what changed between versions `from` and `to` (files, schema,
+    /// protocol, properties, rows), as `deltalens diff --json`.
+    Diff {
+        /// The table URL.
+        table: String,
+        /// The older version.
+        from: u64,
+        /// The newer version.
+        to: u64,
+        /// Only these columns of the changed rows; all when `None`.
+        columns: Option<Vec<String>>,
+        /// The most changed rows to return.
+        limit: Option<usize>,
+    },
     /// Rows: `GET /v1/scan`, `GET /v1/changes` or a SQL query.
     Rows {
         /// The query to run.
@@ -105,7 +119,8 @@ impl ApiRequest {
             | ApiRequest::Health { table, .. }
             | ApiRequest::Schema { table, .. }
             | ApiRequest::History { table, .. }
-            | ApiRequest::Files { table, .. } => table,
+            | ApiRequest::Files { table, .. }
+            | ApiRequest::Diff { table, .. } => table,
             ApiRequest::Rows { query, .. } => query.source.url(),
         }
     }
@@ -252,6 +267,23 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 offset: p.usize("offset")?,
             }
         }
+        "/v1/diff" => {
+            p.only(&["table", "from", "to", "columns", "limit"])?;
+            let version = |name: &str| -> Result<u64> {
+                let v = p.get(name).ok_or_else(|| {
+                    ApiError::param(name, "missing: the version to compare (a number)")
+                })?;
+                v.parse()
+                    .map_err(|_| ApiError::param(name, format!("{v:?} is not a version")))
+            };
+            ApiRequest::Diff {
+                table: p.table()?,
+                from: version("from")?,
+                to: version("to")?,
+                columns: p.columns()?,
+                limit: p.usize("limit")?,
+            }
+        }
         "/v1/history" => {
             p.only(&["table", "limit"])?;
             ApiRequest::History {
@@ -330,7 +362,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
             return Err(ApiError::param(
                 "path",
                 format!(
-                    "{other} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/scan, /v1/changes, POST /v1/query"
+                    "{other} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/diff, /v1/scan, /v1/changes, POST /v1/query"
                 ),
             ));
         }
@@ -373,6 +405,55 @@ mod tests {
         list.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn diff_takes_two_versions() {
+        let r = parse_get(
+            "/v1/diff",
+            &params(&[
+                ("table", "s3://b/t"),
+                ("from", "1"),
+                ("to", "4"),
+                ("columns", "a,b"),
+                ("limit", "7"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            ApiRequest::Diff {
+                table: "s3://b/t".into(),
+                from: 1,
+                to: 4,
+                columns: Some(vec!["a".into(), "b".into()]),
+                limit: Some(7),
+            }
+        );
+        for (bad, names) in [
+            (vec![("table", "s3://b/t"), ("to", "4")], "from"),
+            (
+                vec![("table", "s3://b/t"), ("from", "x"), ("to", "4")],
+                "from",
+            ),
+            (
+                vec![("table", "s3://b/t"), ("from", "1"), ("to", "-4")],
+                "to",
+            ),
+            (
+                vec![
+                    ("table", "s3://b/t"),
+                    ("from", "1"),
+                    ("to", "4"),
+                    ("version", "2"),
+                ],
+                "version",
+            ),
+        ] {
+            let e = parse_get("/v1/diff", &params(&bad)).unwrap_err();
+            assert_eq!(e.code(), "invalid_parameter");
+            assert!(e.to_string().contains(names), "{e}");
+        }
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! health | schema | files | history --json`, or rows in the requested format. The worker serves
 //! this; the tests run the same natively to compare.
 
+use deltalens_core::diff::TableDiff;
+use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Table, VersionSpec};
+use deltalens_present::diff::diff_document;
 use deltalens_present::health::HISTORY_COMMITS;
 use deltalens_present::{FileRow, Health, HealthSeries, Overview, encode};
 use serde::Serialize;
@@ -70,6 +73,46 @@ async fn files(
     document(&rows, v.version)
 }
 
+/// What changed between versions `from` and `to`, with at most `limit` of the changed
+/// rows; a response holds at most `max` rows (the rows budget).
+async fn diff(
+    table: &Table,
+    from: u64,
+    to: u64,
+    columns: Option<Vec<String>>,
+    limit: Option<usize>,
+    max: Option<usize>,
+) -> Result<ApiResponse> {
+    let d = TableDiff::new(table, from, to).await?;
+    // one more than a response may hold: to know the rows are more
+    let want = match (limit, max) {
+        (Some(l), Some(m)) => Some(l.min(m.saturating_add(1))),
+        (l, None) => l,
+        (None, Some(m)) => Some(m.saturating_add(1)),
+    };
+    let options = ScanOptions {
+        columns,
+        limit: want,
+        ..Default::default()
+    };
+    let mut batches = Vec::new();
+    let mut seen = 0usize;
+    d.rows(&options, &mut |b| {
+        seen = seen.saturating_add(b.num_rows());
+        batches.push(b);
+        Ok(true)
+    })
+    .await?;
+    if let Some(m) = max
+        && seen > m
+        && limit.is_none_or(|l| l > m)
+    {
+        return Err(ApiError::RowsBudget { limit: m });
+    }
+    let doc = diff_document(&d, &d.row_schema(&options)?, &batches)?;
+    document(&doc, d.to.version)
+}
+
 /// Answer `api` on `table` (the URL it names, already allowed and opened) within
 /// `limits` (rows returned, rows held in memory on the way); `now_ms` is the caller's
 /// clock (ms since the epoch), which the health report measures ages from.
@@ -121,6 +164,13 @@ pub async fn respond(
             let h = table.history(limit).await?;
             document(&h, h.first().map_or(0, |e| e.version))
         }
+        ApiRequest::Diff {
+            from,
+            to,
+            columns,
+            limit,
+            ..
+        } => diff(table, from, to, columns, limit, limits.max_rows).await,
         ApiRequest::Rows { query, format } => {
             let out = execute_limited(&query, table, limits).await?;
             Ok(ApiResponse {

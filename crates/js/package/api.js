@@ -32,6 +32,12 @@ export function api(load) {
     files(options) { return this.#t.files(options).catch(rethrow); }
     scan(options) { return this.#t.scan(options).catch(rethrow); }
     changes(options) { return this.#t.changes(options).catch(rethrow); }
+    diff(options) { return this.#t.diff(options).catch(rethrow); }
+    /** A query of the SQL subset on this table (its FROM must name the table opened). */
+    query(sql, options) {
+      if (typeof sql !== 'string') return Promise.reject(new DeltaLensError('invalid_parameter', 'the query is not a string'));
+      return this.#t.query(sql, options).catch(rethrow);
+    }
     /** Free the table's memory now (it is freed when garbage-collected otherwise). */
     close() { this.#t.free(); }
   }
@@ -42,11 +48,5 @@ export function api(load) {
     return new Table(await wasm.openTable(url, options).catch(rethrow));
   }
 
-  async function query(sql, options) {
-    const wasm = await load();
-    if (typeof sql !== 'string') throw new DeltaLensError('invalid_parameter', 'the query is not a string');
-    return wasm.query(sql, options).catch(rethrow);
-  }
-
-  return { openTable, query, Table };
+  return { openTable, Table };
 }

@@ -29,9 +29,9 @@ export interface OpenOptions {
   server?: boolean;
   /** How long a request may wait for its answer's headers (default 30000). */
   timeoutMs?: number;
-  /** Rows a call may return or hold (default 1,000,000): past it, a `rows_budget_exceeded` error. */
+  /** Rows a call may return or hold (default 100,000): past it, a `rows_budget_exceeded` error. */
   maxRows?: number;
-  /** Bytes of column data a call may decode (default 1 GiB): past it, an error naming the limit. */
+  /** Bytes of column data a call may decode (default 256 MiB): past it, an error naming the limit. */
   maxDecodedBytes?: number;
 }
 
@@ -72,18 +72,21 @@ export interface ProtocolSummary {
   writer_features: string[] | null;
 }
 
+/** A whole number: a `bigint` when beyond 2^53 (as a hostile or enormous table may give). */
+export type Int = number | bigint;
+
 /** The overview of a version (`deltalens info --json`). */
 export interface Overview {
   location: string;
   version: number;
-  commit_timestamp: number | null;
-  num_files: number | null;
-  size_bytes: number | null;
-  num_rows: number | null;
+  commit_timestamp: Int | null;
+  num_files: Int | null;
+  size_bytes: Int | null;
+  num_rows: Int | null;
   protocol: ProtocolSummary;
   properties: Record<string, string>;
   partition_columns: string[];
-  created_time: number | null;
+  created_time: Int | null;
   name: string | null;
   description: string | null;
   id: string;
@@ -110,20 +113,21 @@ export interface DeltaSchema {
 /** An active file (`deltalens files --json`). */
 export interface FileRow {
   path: string;
-  size: number;
-  modification_time: number;
-  num_records: number | null;
+  size: Int;
+  modification_time: Int;
+  num_records: Int | null;
   partition_values: Record<string, unknown>;
   stats: unknown;
   deletion_vector: unknown;
-  deleted_rows: number | null;
+  deleted_rows: Int | null;
 }
 
 /** A commit (`deltalens history --json`), newest first. */
-export type Commit = Record<string, unknown> & { version: number; timestamp: number | null; operation: string | null };
+export type Commit = Record<string, unknown> & { version: number; timestamp: Int | null; operation: string | null };
 
 /** A Delta table opened for reading. */
 export declare class Table {
+  private constructor();
   /** The table's URL as opened. */
   readonly url: string;
   /** The latest version's number. */
@@ -138,6 +142,10 @@ export declare class Table {
   scan(options?: ScanOptions): Promise<Uint8Array>;
   /** The change data feed, with `_change_type`, `_commit_version` and `_commit_timestamp`. */
   changes(options: ChangesOptions): Promise<Uint8Array>;
+  /** What changed between two versions (`deltalens diff --json`): files, deletion vectors, schema, protocol, properties, rows. */
+  diff(options: { from: number; to: number; columns?: string[]; limit?: number }): Promise<Record<string, unknown>>;
+  /** A query of the SQL subset on this table (`SELECT … FROM '<this url>' VERSION AS OF 3 WHERE … GROUP BY … LIMIT n`); a FROM naming another table is refused. */
+  query(sql: string, options?: { format?: RowFormat }): Promise<Uint8Array>;
   /** Free the table's memory now. */
   close(): void;
 }
@@ -145,8 +153,6 @@ export declare class Table {
 /** Open the Delta table at `url` (`https://…`, `s3://…`, `az://…`, `abfss://…`, `gs://…`); nothing is read yet. */
 export declare function openTable(url: string, options?: OpenOptions): Promise<Table>;
 
-/** A query of the SQL subset on the table its FROM names (`SELECT … FROM '<url>' VERSION AS OF 3 WHERE … GROUP BY … LIMIT n`). */
-export declare function query(sql: string, options?: OpenOptions & { format?: RowFormat }): Promise<Uint8Array>;
 
 /** An error from deltalens, with a stable `code`. */
 export declare class DeltaLensError extends Error {

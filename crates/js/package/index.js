@@ -4,6 +4,8 @@ import init, * as wasm from './pkg/deltalens_js.js';
 import { api, DeltaLensError } from './api.js';
 
 let ready;
-const load = () => (ready ??= init({ module_or_path: new URL('./pkg/deltalens_js_bg.wasm', import.meta.url) }).then(() => wasm));
-const { openTable, query, Table } = api(load);
-export { openTable, query, Table, DeltaLensError };
+// (a failed download is tried again on the next call, not kept)
+const load = () => (ready ??= init({ module_or_path: new URL('./pkg/deltalens_js_bg.wasm', import.meta.url) })
+  .then(() => wasm, (e) => { ready = undefined; throw e; }));
+const { openTable, Table } = api(load);
+export { openTable, Table, DeltaLensError };

@@ -13,5 +13,5 @@ const load = async () => {
   }
   return ready;
 };
-const { openTable, query, Table } = api(load);
-export { openTable, query, Table, DeltaLensError };
+const { openTable, Table } = api(load);
+export { openTable, Table, DeltaLensError };

@@ -114,12 +114,21 @@ fn js_value(v: &serde_json::Value) -> JsValue {
         }
         Value::String(s) => JsValue::from_str(s),
         Value::Array(items) => items.iter().map(js_value).collect::<js_sys::Array>().into(),
+        // own properties, whatever the key (`Reflect.set` of `__proto__`, a key a hostile
+        // log may hold, would set the object's prototype instead)
         Value::Object(map) => {
-            let o = js_sys::Object::new();
-            for (k, v) in map {
-                let _ = Reflect::set(&o, &JsValue::from_str(k), &js_value(v));
-            }
-            o.into()
+            let entries: js_sys::Array = map
+                .iter()
+                .map(|(k, v)| {
+                    let pair = js_sys::Array::new();
+                    pair.push(&JsValue::from_str(k));
+                    pair.push(&js_value(v));
+                    JsValue::from(pair)
+                })
+                .collect();
+            js_sys::Object::from_entries(&entries)
+                .map(JsValue::from)
+                .unwrap_or(JsValue::NULL)
         }
     }
 }
@@ -182,6 +191,41 @@ impl Table {
         self.call("/v1/files", &options, false).await
     }
 
+    /// Run a query of the SQL subset (`SELECT … FROM '<url>' [VERSION AS OF n] [WHERE …]
+    /// [GROUP BY …] [ORDER BY …] [LIMIT n]`, or `FROM table_changes('<url>', from, to)`)
+    /// on this table: the URL the SQL names must be the one opened, so SQL from someone
+    /// else cannot send this table's credentials to another table or host. Options:
+    /// `format`.
+    pub async fn query(&self, sql: String, options: JsValue) -> Result<JsValue, JsValue> {
+        let mut params = options::params(&options, "query")?;
+        if let Some((k, _)) = params.iter().find(|(k, _)| k != "format") {
+            return Err(error::option(k, "not an option of query (format)"));
+        }
+        if params.is_empty() {
+            params.push(("format".into(), "arrow".into()));
+        }
+        let api = parse_query(&sql, &params).map_err(|e| error::api(&e))?;
+        let named = api.table().trim().trim_end_matches('/');
+        if named != self.url {
+            return Err(error::js_error(
+                "table_not_allowed",
+                &format!(
+                    "the query reads {named}, not the table opened ({}): open that table and query it there",
+                    self.url
+                ),
+            ));
+        }
+        answer(self, api).await
+    }
+
+    /// What changed between versions `from` and `to` (`deltalens diff --json`): files
+    /// added and removed, deletion vectors, schema, partition columns, protocol and
+    /// properties, rows inserted and deleted (from statistics) and the changed rows.
+    /// Options: `from`, `to`, `columns`, `limit` (of the rows).
+    pub async fn diff(&self, options: JsValue) -> Result<JsValue, JsValue> {
+        self.call("/v1/diff", &options, false).await
+    }
+
     /// Rows as Arrow IPC stream bytes (`format`: `arrow`, `json` for an array of objects,
     /// `jsonl` for JSON lines, `csv`). Options: `version` or `timestamp`, `columns`, `filter` (a SQL condition),
     /// `limit`, `format`.
@@ -195,34 +239,4 @@ impl Table {
     pub async fn changes(&self, options: JsValue) -> Result<JsValue, JsValue> {
         self.call("/v1/changes", &options, true).await
     }
-}
-
-/// Run a query of the SQL subset (`SELECT … FROM '<table url>' [VERSION AS OF n] [WHERE
-/// …] [GROUP BY …] [ORDER BY …] [LIMIT n]`, or `FROM table_changes('<url>', from, to)`)
-/// on the table it names, opened with `options` (as `openTable`'s, and `format`).
-#[wasm_bindgen]
-pub async fn query(sql: String, options: JsValue) -> Result<JsValue, JsValue> {
-    // `format` is the query's; the rest open the table
-    let mut format = None;
-    let open_opts = js_sys::Object::new();
-    if !(options.is_undefined() || options.is_null()) {
-        let obj = options
-            .dyn_ref::<js_sys::Object>()
-            .ok_or_else(|| error::option("options", "not an object of options"))?;
-        for key in js_sys::Object::keys(obj).iter() {
-            let value = Reflect::get(obj, &key)?;
-            if key.as_string().as_deref() == Some("format") {
-                format = value.as_string();
-            } else {
-                Reflect::set(&open_opts, &key, &value)?;
-            }
-        }
-    }
-    let params = vec![(
-        "format".to_string(),
-        format.unwrap_or_else(|| "arrow".into()),
-    )];
-    let api = parse_query(&sql, &params).map_err(|e| error::api(&e))?;
-    let t = open(api.table(), &open_opts.into())?;
-    answer(&t, api).await
 }

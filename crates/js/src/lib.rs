@@ -21,4 +21,4 @@ mod exports;
 mod options;
 
 #[cfg(target_arch = "wasm32")]
-pub use exports::{Table, open_table, query};
+pub use exports::{Table, open_table};

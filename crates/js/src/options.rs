@@ -28,9 +28,9 @@ pub(crate) struct Open {
 /// Rows a call returns (and holds to group or sort) unless `maxRows` says otherwise: a
 /// result is one buffer in the caller's memory, so a scan of a whole big table stops
 /// with an error naming this limit instead of exhausting a tab or a worker.
-pub(crate) const MAX_ROWS: usize = 1_000_000;
+pub(crate) const MAX_ROWS: usize = 100_000;
 /// Bytes of column data a call decodes unless `maxDecodedBytes` says otherwise.
-pub(crate) const MAX_DECODED_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_DECODED_BYTES: u64 = 256 << 20;
 
 const OPEN: &str = "s3Endpoint, s3Region, s3AccessKeyId, s3SecretAccessKey, s3SessionToken, \
     s3VirtualHosted, azureSas, azureEndpoint, azureAccount, relay, relayToken, fetch, server, \

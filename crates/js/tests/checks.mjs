@@ -28,6 +28,7 @@ export async function answers(deltalens, base, tables) {
         json: new TextDecoder().decode(await t.scan({ format: 'json', limit: 20 })),
       };
       a.files_v0 = doc(await t.files({ version: 0, limit: 5 }));
+      a.diff = doc(await t.diff({ from: 0, to: a.version, limit: 10 }));
       out[name] = a;
     } catch (e) {
       out[name] = { error: { name: e.name, code: e.code, message: e.message } };
@@ -65,8 +66,17 @@ export async function behaviour(deltalens, base, table) {
   r.hookVersion = await t.version();
   r.hookRequests = seen.length;
   r.hookHosts = [...new Set(seen.map((u) => new URL(u).host))];
-  // SQL
-  const q = await deltalens.query(`SELECT COUNT(*) AS n FROM '${base}/tables/${table}'`, { format: 'json' });
+  // SQL on the table opened; SQL naming another table (or host) is refused before any
+  // request, so it cannot borrow this table's options
+  const q = await t.query(`SELECT COUNT(*) AS n FROM '${base}/tables/${table}'`, { format: 'json' });
   r.queryCount = new TextDecoder().decode(q).trim();
+  const before = seen.length;
+  r.otherTable = await caught(() => t.query(`SELECT * FROM 'http://169.254.169.254/latest/t'`));
+  r.otherTableRequests = seen.length - before;
+  // a key a hostile log holds (hostile/proto, written by run.mjs) stays an own key, not
+  // the object's prototype
+  const [f] = await (await deltalens.openTable(`${base}/hostile/proto`)).files();
+  const min = f.stats.minValues;
+  r.proto = { own: Object.hasOwn(min, '__proto__'), prototype: Object.getPrototypeOf(min) === Object.prototype, polluted: min.polluted === 1 };
   return r;
 }

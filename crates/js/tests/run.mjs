@@ -3,7 +3,7 @@
 // 127.0.0.1: Node (node.js), headless Chromium (index.js, through Playwright) and workerd
 // (workerd.js, through miniflare). Each answers the checks of checks.mjs; the answers
 // are written to OUT/<runtime>/<table>/ (info.json, schema.json, history.json,
-// files.json, files_v0.json, scan.arrow, scan.json) for tests/tests/js_package.rs to
+// files.json, files_v0.json, diff.json, scan.arrow, scan.json) for tests/tests/js_package.rs to
 // compare with the native reads and the corpus, and checked here with apache-arrow's
 // tableFromIPC (rows, column names) and for the package's errors and fetch hook.
 //
@@ -27,11 +27,23 @@ const stop = setTimeout(() => { console.error('js package tests: not done after 
 
 // a copy of the package beside the test modules (the page and the worker import both)
 const site = join(outDir, 'site');
+// (only a directory of answers this script made before is removed)
+if (existsSync(outDir) && !existsSync(join(outDir, 'site', 'checks.mjs'))) throw new Error(`${outDir} exists and is not a previous run's: choose another`);
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(site, { recursive: true });
 cpSync(pkgDir, site, { recursive: true });
 for (const f of ['checks.mjs', 'worker.mjs']) cpSync(join(here, f), join(site, f));
 writeFileSync(join(site, 'index.html'), '<!doctype html><title>deltalens package test</title>');
+// a hostile table (hand-written: a writer would not make it): its statistics hold a
+// `__proto__` key, which must arrive as an own key, not as the object's prototype
+const hostile = join(site, 'hostile', 'proto', '_delta_log');
+mkdirSync(hostile, { recursive: true });
+const schema = JSON.stringify({ type: 'struct', fields: [{ name: 'id', type: 'long', nullable: true, metadata: {} }] });
+writeFileSync(join(hostile, '00000000000000000000.json'), [
+  { protocol: { minReaderVersion: 1, minWriterVersion: 2 } },
+  { metaData: { id: 'p', format: { provider: 'parquet', options: {} }, schemaString: schema, partitionColumns: [], configuration: {}, createdTime: 0 } },
+  { add: { path: 'a.parquet', partitionValues: {}, size: 1, modificationTime: 0, dataChange: true, stats: '{"numRecords":1,"minValues":{"__proto__":{"polluted":1}}}' } },
+].map((a) => JSON.stringify(a)).join('\n') + '\n');
 
 // the server: /tables/<name>/… from the corpus (GET, HEAD, one Range), the rest from site/
 let hooked = 0;
@@ -39,7 +51,13 @@ const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'a
 const server = createServer((req, res) => {
   if (req.headers['x-deltalens-hook']) hooked++;
   const url = new URL(req.url, 'http://x');
-  const rel = decodeURIComponent(url.pathname);
+  let rel;
+  try {
+    rel = decodeURIComponent(url.pathname);
+  } catch {
+    res.writeHead(400).end();
+    return;
+  }
   const [root, sub] = rel.startsWith('/tables/') ? [tablesDir, rel.slice('/tables/'.length)] : [site, rel.slice(1) || 'index.html'];
   const file = normalize(join(root, sub));
   if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) {
@@ -62,7 +80,7 @@ const server = createServer((req, res) => {
   if (m) headers['content-range'] = `bytes ${start}-${end}/${size}`;
   res.writeHead(m ? 206 : 200, headers);
   if (req.method === 'HEAD' || size === 0) res.end();
-  else createReadStream(file, { start, end }).pipe(res);
+  else createReadStream(file, { start, end }).on('error', () => res.destroy()).pipe(res);
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = `http://127.0.0.1:${server.address().port}`;
@@ -76,7 +94,7 @@ function record(runtime, got) {
       writeFileSync(join(dir, 'error.json'), JSON.stringify(a.error));
       continue;
     }
-    for (const k of ['info', 'schema', 'history', 'files', 'files_v0']) writeFileSync(join(dir, `${k}.json`), a[k]);
+    for (const k of ['info', 'schema', 'history', 'files', 'files_v0', 'diff']) writeFileSync(join(dir, `${k}.json`), a[k]);
     const arrow = Buffer.from(a.arrow, 'base64');
     writeFileSync(join(dir, 'scan.arrow'), arrow);
     writeFileSync(join(dir, 'scan.json'), a.json);
@@ -107,6 +125,9 @@ function record(runtime, got) {
   assert.ok(b.hookRequests > 0, `${runtime}: the fetch hook saw no request`);
   assert.deepEqual(b.hookHosts, [new URL(base).host]);
   assert.match(b.queryCount, /^\[\{"n":\d+\}\]$/);
+  code('table_not_allowed', 'otherTable');
+  assert.equal(b.otherTableRequests, 0, `${runtime}: a refused query made requests`);
+  assert.deepEqual(b.proto, { own: true, prototype: true, polluted: false }, `${runtime}: __proto__ in a log`);
   console.log(`js package, ${runtime}: ${n} tables read and recorded; errors, fetch hook (${b.hookRequests} requests) and query checked`);
   return n;
 }
@@ -155,7 +176,7 @@ await run('workerd', async () => {
     scriptPath: join(site, 'worker.mjs'),
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }, { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] }],
     compatibilityDate: '2026-04-26',
-    outboundService: { network: { allow: ['public', 'private', 'local'] } },
+    outboundService: { network: { allow: ['local'] } },
   });
   try {
     const url = await mf.ready;

@@ -17,6 +17,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod cell;
+pub mod diff;
 mod error;
 mod files;
 pub mod health;

@@ -2,7 +2,6 @@
 //! properties and rows.
 
 use deltalens_core::diff::TableDiff;
-use serde_json::{Value, json};
 
 use super::to_json;
 use crate::args::TableArgs;
@@ -44,17 +43,6 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     .await
 }
 
-fn batches_to_json(
-    schema: &arrow_schema::SchemaRef,
-    batches: &[arrow_array::RecordBatch],
-) -> Result<Vec<Value>, CliError> {
-    let bytes = deltalens_present::encode(Format::Json, schema, batches)?;
-    match serde_json::from_slice(&bytes)? {
-        Value::Array(a) => Ok(a),
-        _ => Ok(Vec::new()),
-    }
-}
-
 async fn diff(
     t: &Opened,
     v1: u64,
@@ -79,36 +67,12 @@ async fn diff(
         Ok(true)
     })
     .await?;
-    let est = |files: &[deltalens_core::actions::Add]| -> Option<i64> {
-        files.iter().try_fold(0i64, |acc, f| {
-            Some(acc + f.num_records()? - f.deletion_vector.as_ref().map_or(0, |d| d.cardinality))
-        })
-    };
-    let dv_deleted: i64 = d
-        .deletion_vectors_changed
-        .iter()
-        .map(|c| c.deleted_rows_to - c.deleted_rows_from)
-        .sum();
-    let rows_inserted = est(&d.files_added).map(|n| n - dv_deleted.min(0));
-    let rows_deleted = est(&d.files_removed).map(|n| n + dv_deleted.max(0));
-    let file = |f: &deltalens_core::actions::Add| json!({"path": f.path, "size": f.size, "num_records": f.num_records()});
     if json {
-        let doc = json!({
-            "from": d.from.version,
-            "to": d.to.version,
-            "files_added": d.files_added.iter().map(file).collect::<Vec<_>>(),
-            "files_removed": d.files_removed.iter().map(file).collect::<Vec<_>>(),
-            "deletion_vectors_changed": d.deletion_vectors_changed,
-            "schema_changes": d.schema_changes,
-            "partition_columns": {"from": d.from.partition_columns(), "to": d.to.partition_columns()},
-            "protocol": d.protocol_change.as_ref().map(|(a, b)| json!({"from": a, "to": b})),
-            "property_changes": d.property_changes,
-            "rows_inserted": rows_inserted,
-            "rows_deleted": rows_deleted,
-            "rows": batches_to_json(&d.row_schema(&options)?, &batches)?,
-        });
+        let doc = deltalens_present::diff::diff_document(&d, &d.row_schema(&options)?, &batches)?;
         return to_json(&doc);
     }
+    let est = deltalens_present::diff::row_estimate(&d);
+    let (rows_inserted, rows_deleted) = (est.inserted, est.deleted);
     let mut out = format!(
         "diff of versions {} and {}\n\nfiles: +{} -{} ({} with changed deletion vectors)\nrows (from statistics): +{} -{}\n",
         d.from.version,
