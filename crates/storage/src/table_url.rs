@@ -93,9 +93,29 @@ fn is_uc_part(s: &str) -> bool {
 
 fn refuse(url: &str, message: impl Into<String>) -> UrlError {
     UrlError {
-        url: url.to_string(),
+        url: shown(url),
         message: message.into(),
     }
+}
+
+/// `url` as an error may show it: without its query or fragment (a SAS token, a signed
+/// URL's signature) and without a user and password before the host.
+fn shown(url: &str) -> String {
+    let (mut out, cut) = match url.find(['?', '#']) {
+        Some(i) => (url[..i].to_string(), true),
+        None => (url.to_string(), false),
+    };
+    if let Some(scheme_end) = out.find("://") {
+        let rest = &out[scheme_end + 3..];
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            out = format!("{}…@{}", &out[..scheme_end + 3], &rest[at + 1..]);
+        }
+    }
+    if cut {
+        out.push_str("?…");
+    }
+    out
 }
 
 /// `[a-z0-9]{3,24}`: an Azure storage account name (it becomes a host name).
@@ -404,6 +424,19 @@ impl fmt::Display for TableUrl {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_refused_url_is_shown_without_its_secrets() {
+        let e = TableUrl::parse("ftp://user:pa55word@host/t?sv=2024&sig=S3CRET#frag").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            !text.contains("S3CRET") && !text.contains("pa55word"),
+            "{text}"
+        );
+        assert!(text.contains("ftp://…@host/t?…"), "{text}");
+        assert_eq!(shown("https://h/t"), "https://h/t");
+        assert_eq!(shown("https://h/a@b/t?x"), "https://h/a@b/t?…");
+    }
+
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
 
