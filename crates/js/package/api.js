@@ -21,25 +21,36 @@ function rethrow(e) {
 export function api(load) {
   class Table {
     #t;
-    constructor(t) { this.#t = t; }
+    #url;
+    #closed = false;
+    constructor(t) { this.#t = t; this.#url = t.url; }
+    // a call on a closed table is refused with a DeltaLensError (the wasm object is gone)
+    #call(f) {
+      if (this.#closed) return Promise.reject(new DeltaLensError('table_closed', 'the table was closed: open it again'));
+      return f(this.#t).catch(rethrow);
+    }
     /** The table's URL as opened. */
-    get url() { return this.#t.url; }
-    version() { return this.#t.version().catch(rethrow); }
-    info(options) { return this.#t.info(options).catch(rethrow); }
-    health(options) { return this.#t.health(options).catch(rethrow); }
-    schema(options) { return this.#t.schema(options).catch(rethrow); }
-    history(options) { return this.#t.history(options).catch(rethrow); }
-    files(options) { return this.#t.files(options).catch(rethrow); }
-    scan(options) { return this.#t.scan(options).catch(rethrow); }
-    changes(options) { return this.#t.changes(options).catch(rethrow); }
-    diff(options) { return this.#t.diff(options).catch(rethrow); }
+    get url() { return this.#url; }
+    version() { return this.#call((t) => t.version()); }
+    info(options) { return this.#call((t) => t.info(options)); }
+    health(options) { return this.#call((t) => t.health(options)); }
+    schema(options) { return this.#call((t) => t.schema(options)); }
+    history(options) { return this.#call((t) => t.history(options)); }
+    files(options) { return this.#call((t) => t.files(options)); }
+    scan(options) { return this.#call((t) => t.scan(options)); }
+    changes(options) { return this.#call((t) => t.changes(options)); }
+    diff(options) { return this.#call((t) => t.diff(options)); }
     /** A query of the SQL subset on this table (its FROM must name the table opened). */
     query(sql, options) {
       if (typeof sql !== 'string') return Promise.reject(new DeltaLensError('invalid_parameter', 'the query is not a string'));
-      return this.#t.query(sql, options).catch(rethrow);
+      return this.#call((t) => t.query(sql, options));
     }
-    /** Free the table's memory now (it is freed when garbage-collected otherwise). */
-    close() { this.#t.free(); }
+    /** Free the table's memory now (it is freed when garbage-collected otherwise); again, nothing. */
+    close() {
+      if (this.#closed) return;
+      this.#closed = true;
+      this.#t.free();
+    }
   }
 
   async function openTable(url, options) {

@@ -58,6 +58,11 @@ export async function behaviour(deltalens, base, table) {
   const small = await (await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 })).scan({ limit: 2, format: 'json' });
   r.withinMaxRows = JSON.parse(new TextDecoder().decode(small)).length;
   r.badMaxRows = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { maxRows: -1 }));
+  // a closed table refuses calls with a DeltaLensError; closing twice is nothing
+  const c = await deltalens.openTable(`${base}/tables/${table}`);
+  c.close();
+  c.close();
+  r.closed = await caught(() => c.info());
   // the fetch hook sees every request, and its header reaches the server
   const seen = [];
   const t = await deltalens.openTable(`${base}/tables/${table}`, {

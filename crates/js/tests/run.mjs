@@ -117,6 +117,7 @@ function record(runtime, got) {
   code('invalid_parameter', 'badFilter');
   code('invalid_parameter', 'tableOption');
   code('rows_budget_exceeded', 'maxRows');
+  code('table_closed', 'closed');
   assert.match(b.maxRows.message, /2/);
   assert.equal(b.withinMaxRows, 2);
   code('invalid_parameter', 'badMaxRows');
