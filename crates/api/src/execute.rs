@@ -115,6 +115,16 @@ pub struct Limits {
     pub max_decoded_bytes: Option<u64>,
 }
 
+/// The rows to read for a `limit` within a rows budget `max`: the limit, but never more
+/// than one past the budget (the one that tells the rows are more than it allows).
+pub(crate) fn rows_to_read(limit: Option<usize>, max: Option<usize>) -> Option<usize> {
+    match (limit, max) {
+        (Some(l), Some(m)) => Some(l.min(m.saturating_add(1))),
+        (l, None) => l,
+        (None, Some(m)) => Some(m.saturating_add(1)),
+    }
+}
+
 /// Run `query` on `table` (whose URL the caller resolved from `query.source`), returning
 /// at most `max_rows` rows.
 pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> Result<Output> {
@@ -143,11 +153,7 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
     let early_limit = if query.aggregates() || !query.order_by.is_empty() || post_filter.is_some() {
         None
     } else {
-        match (query.limit, max_rows) {
-            (Some(l), Some(m)) => Some(l.min(m.saturating_add(1))),
-            (l, None) => l,
-            (None, Some(m)) => Some(m.saturating_add(1)),
-        }
+        rows_to_read(query.limit, max_rows)
     };
     let options = ScanOptions {
         columns,

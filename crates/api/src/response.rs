@@ -11,7 +11,7 @@ use deltalens_present::{FileRow, Health, HealthSeries, Overview, encode};
 use serde::Serialize;
 
 use crate::error::{ApiError, Result};
-use crate::execute::{Limits, execute_limited};
+use crate::execute::{Limits, execute_limited, rows_to_read};
 use crate::request::ApiRequest;
 
 /// A response body and what the headers say about it.
@@ -84,15 +84,9 @@ async fn diff(
     max: Option<usize>,
 ) -> Result<ApiResponse> {
     let d = TableDiff::new(table, from, to).await?;
-    // one more than a response may hold: to know the rows are more
-    let want = match (limit, max) {
-        (Some(l), Some(m)) => Some(l.min(m.saturating_add(1))),
-        (l, None) => l,
-        (None, Some(m)) => Some(m.saturating_add(1)),
-    };
     let options = ScanOptions {
         columns,
-        limit: want,
+        limit: rows_to_read(limit, max),
         ..Default::default()
     };
     let mut batches = Vec::new();
