@@ -43,7 +43,6 @@ async function measure(table, how) {
   }
   if (how.relay) await page.fill('#relay', how.relay);
   if (how.token) await page.fill('#relay-token', how.token);
-  await page.click('#tab-data').catch(() => {});
   await page.click('#open');
   await page.waitForSelector('#tab-data', { timeout: 60000 });
   await page.click('#tab-data');
