@@ -15,6 +15,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
 use deltalens_core::Table;
 use deltalens_core::changes::{Changes, change_fields};
+use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
 use deltalens_storage::BudgetKind;
 
@@ -136,20 +137,81 @@ pub async fn execute(query: &Query, table: &Table, max_rows: Option<usize>) -> R
     execute_limited(query, table, limits).await
 }
 
-/// [`execute`] within `limits`.
-pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Result<Output> {
-    let max_rows = limits.max_rows;
-    let change_cols = match query.source {
+/// The rows a query reads from its source, as they come: the schema first, then batches.
+enum Event {
+    Schema(SchemaRef),
+    Batch(RecordBatch),
+}
+
+/// The change columns (`_change_type`, …) of a `table_changes` query; none for a table.
+fn change_cols_of(query: &Query) -> Vec<String> {
+    match query.source {
         Source::Changes { .. } => change_column_names(),
         Source::Table { .. } => Vec::new(),
-    };
-    let columns = input_columns(query, &change_cols)?;
-    // a filter on `_change_type` & co. runs after the change rows are made
-    let post_filter = query.filter.as_ref().filter(|f| {
+    }
+}
+
+/// A filter on `_change_type` & co.: it runs after the change rows are made.
+fn post_filter<'q>(query: &'q Query, change_cols: &[String]) -> Option<&'q Predicate> {
+    query.filter.as_ref().filter(|f| {
         f.columns()
             .iter()
             .any(|c| c.first().is_some_and(|top| change_cols.contains(top)))
-    });
+    })
+}
+
+/// Read `query`'s source (a version of the table, or a range of its change feed) with
+/// `options`, handing `handle` the schema, then each batch while it returns `true`.
+/// Returns the version read (the end of the range for `table_changes`).
+async fn read_source(
+    query: &Query,
+    table: &Table,
+    options: ScanOptions,
+    handle: &mut dyn FnMut(Event) -> deltalens_core::Result<bool>,
+) -> Result<u64> {
+    match &query.source {
+        Source::Table { at, .. } => {
+            // the files chosen while they stream, as the CLI's scan and the explorer do
+            // (the same rows for a LIMIT everywhere; a worker never holds a million-file
+            // list for a preview or a partition filter)
+            let snapshot = table
+                .version_info(*at)
+                .await?
+                .snapshot_for_scan(&options)
+                .await?;
+            let scan = snapshot.scan(options)?;
+            if handle(Event::Schema(scan.schema()))? {
+                let mut sink = |b: RecordBatch| handle(Event::Batch(b));
+                scan.execute(&mut sink).await?;
+            }
+            Ok(snapshot.version)
+        }
+        Source::Changes { from, to, .. } => {
+            let from = match from {
+                Bound::Version(v) => *v,
+                Bound::Timestamp(ts) => table.first_version_at_or_after(*ts).await?,
+            };
+            let to = match to {
+                None => None,
+                Some(Bound::Version(v)) => Some(*v),
+                Some(Bound::Timestamp(ts)) => Some(table.version_at_timestamp(*ts).await?),
+            };
+            let changes = Changes::new(table, from, to, options).await?;
+            if handle(Event::Schema(changes.schema()?))? {
+                let mut sink = |b: RecordBatch| handle(Event::Batch(b));
+                changes.execute(&mut sink).await?;
+            }
+            Ok(changes.to)
+        }
+    }
+}
+
+/// [`execute`] within `limits`.
+pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Result<Output> {
+    let max_rows = limits.max_rows;
+    let change_cols = change_cols_of(query);
+    let columns = input_columns(query, &change_cols)?;
+    let post_filter = post_filter(query, &change_cols);
     let early_limit = if query.aggregates() || !query.order_by.is_empty() || post_filter.is_some() {
         None
     } else {
@@ -175,7 +237,15 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
     let mut batches = Vec::new();
     let mut seen = 0usize;
     let mut overflowed = false;
-    let mut sink = |b: RecordBatch| -> deltalens_core::Result<bool> {
+    let mut schema = None;
+    let mut handle = |e: Event| -> deltalens_core::Result<bool> {
+        let b = match e {
+            Event::Schema(s) => {
+                schema = Some(s);
+                return Ok(true);
+            }
+            Event::Batch(b) => b,
+        };
         seen = seen.saturating_add(b.num_rows());
         if limits.max_rows_buffered.is_some_and(|m| seen > m) {
             // not kept: stop the scan here
@@ -185,36 +255,8 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         batches.push(b);
         Ok(cap.is_none_or(|m| seen <= m))
     };
-    let (schema, version) = match &query.source {
-        Source::Table { at, .. } => {
-            // the files chosen while they stream, as the CLI's scan and the explorer do
-            // (the same rows for a LIMIT everywhere; a worker never holds a million-file
-            // list for a preview or a partition filter)
-            let snapshot = table
-                .version_info(*at)
-                .await?
-                .snapshot_for_scan(&options)
-                .await?;
-            let scan = snapshot.scan(options)?;
-            scan.execute(&mut sink).await?;
-            (scan.schema(), snapshot.version)
-        }
-        Source::Changes { from, to, .. } => {
-            let from = match from {
-                Bound::Version(v) => *v,
-                Bound::Timestamp(ts) => table.first_version_at_or_after(*ts).await?,
-            };
-            let to = match to {
-                None => None,
-                Some(Bound::Version(v)) => Some(*v),
-                Some(Bound::Timestamp(ts)) => Some(table.version_at_timestamp(*ts).await?),
-            };
-            let changes = Changes::new(table, from, to, options).await?;
-            let schema = changes.schema()?;
-            changes.execute(&mut sink).await?;
-            (schema, changes.to)
-        }
-    };
+    let version = read_source(query, table, options, &mut handle).await?;
+    let schema = schema.ok_or_else(|| ApiError::compute("the result", "no schema was read"))?;
     if let Some(m) = cap
         && seen > m
     {
@@ -271,6 +313,107 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         batches: vec![out],
         version,
     })
+}
+
+/// Where [`execute_streaming`] hands a result: its schema, then its batches in order.
+pub trait RowSink {
+    /// The result's schema, before any batch; `false` stops the query (no one reads it).
+    fn schema(&mut self, schema: SchemaRef) -> bool;
+    /// The next batch; `false` stops the query.
+    fn batch(&mut self, batch: RecordBatch) -> bool;
+}
+
+/// Whether `query`'s rows can go out as the scan reads them: nothing to group, aggregate
+/// or order, and no filter that runs after the change rows are made.
+fn streams(query: &Query) -> bool {
+    !query.aggregates()
+        && query.order_by.is_empty()
+        && post_filter(query, &change_cols_of(query)).is_none()
+}
+
+/// [`execute_limited`], handing the rows to `sink` batch by batch while the scan reads
+/// them, where the query allows it (a projection, a filter and a limit: nothing is held,
+/// so `max_rows_buffered` does not apply); other queries run whole, then hand over the
+/// result. The rows are those of [`execute_limited`]: `max_rows` fails the query at the
+/// batch that passes it (after the rows before it were handed over). Returns the
+/// version read.
+pub async fn execute_streaming(
+    query: &Query,
+    table: &Table,
+    limits: Limits,
+    sink: &mut dyn RowSink,
+) -> Result<u64> {
+    if !streams(query) {
+        let out = execute_limited(query, table, limits).await?;
+        if sink.schema(out.schema.clone()) {
+            for b in out.batches {
+                if !sink.batch(b) {
+                    break;
+                }
+            }
+        }
+        return Ok(out.version);
+    }
+    let options = ScanOptions {
+        columns: input_columns(query, &change_cols_of(query))?,
+        limit: rows_to_read(query.limit, limits.max_rows),
+        filter: query.filter.clone(),
+        max_decoded_bytes: limits.max_decoded_bytes,
+        ..Default::default()
+    };
+    let mut left = query.limit;
+    let mut sent = 0usize;
+    let mut failed = None;
+    let mut columns: Option<Vec<(String, String)>> = None;
+    let version = {
+        let mut handle = |e: Event| -> deltalens_core::Result<bool> {
+            match e {
+                Event::Schema(schema) => {
+                    let empty = RecordBatch::new_empty(schema);
+                    let out = projection(query, &empty)
+                        .and_then(|p| project(&empty, &p).map(|b| (p, b.schema())));
+                    match out {
+                        Ok((p, schema)) => {
+                            columns = Some(p);
+                            Ok(sink.schema(schema))
+                        }
+                        Err(e) => {
+                            failed = Some(e);
+                            Ok(false)
+                        }
+                    }
+                }
+                Event::Batch(b) => {
+                    let b = match left {
+                        Some(l) => {
+                            let n = b.num_rows().min(l);
+                            left = Some(l - n);
+                            b.slice(0, n)
+                        }
+                        None => b,
+                    };
+                    sent = sent.saturating_add(b.num_rows());
+                    if let Some(m) = limits.max_rows.filter(|m| sent > *m) {
+                        failed = Some(ApiError::RowsBudget { limit: m });
+                        return Ok(false);
+                    }
+                    let Some(p) = &columns else { return Ok(false) };
+                    match project(&b, p) {
+                        Ok(b) => Ok((b.num_rows() == 0 || sink.batch(b)) && left != Some(0)),
+                        Err(e) => {
+                            failed = Some(e);
+                            Ok(false)
+                        }
+                    }
+                }
+            }
+        };
+        read_source(query, table, options, &mut handle).await?
+    };
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(version),
+    }
 }
 
 /// (output name, input column) of a query without aggregates.
@@ -480,6 +623,11 @@ mod tests {
 
     /// tests/fixtures/demo (361 rows) in memory.
     fn demo() -> Table {
+        fixture("demo")
+    }
+
+    /// tests/fixtures/NAME in memory, as `memory://NAME`.
+    fn fixture(name: &str) -> Table {
         fn load(m: &MemoryStorage, root: &Path, dir: &Path) {
             for e in std::fs::read_dir(dir).unwrap() {
                 let p = e.unwrap().path();
@@ -495,10 +643,144 @@ mod tests {
                 }
             }
         }
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/demo");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures")
+            .join(name);
         let m = MemoryStorage::new();
         load(&m, &root, &root);
-        Table::new(Arc::new(m), "memory://demo")
+        Table::new(Arc::new(m), &format!("memory://{name}"))
+    }
+
+    /// What a sink was handed, stopping after `stop_after` batches.
+    #[derive(Default)]
+    struct Collect {
+        schema: Option<SchemaRef>,
+        batches: Vec<RecordBatch>,
+        stop_after: Option<usize>,
+    }
+
+    impl RowSink for Collect {
+        fn schema(&mut self, schema: SchemaRef) -> bool {
+            assert!(
+                self.schema.is_none() && self.batches.is_empty(),
+                "schema twice or late"
+            );
+            self.schema = Some(schema);
+            true
+        }
+        fn batch(&mut self, batch: RecordBatch) -> bool {
+            let schema = self.schema.as_ref().expect("a batch before the schema");
+            assert_eq!(&batch.schema(), schema, "a batch of another schema");
+            self.batches.push(batch);
+            self.stop_after.is_none_or(|n| self.batches.len() < n)
+        }
+    }
+
+    fn stream(sql: &str, limits: Limits, stop_after: Option<usize>) -> Result<Collect> {
+        let q = crate::sql::parse_sql(sql).unwrap();
+        let table = match &q.source {
+            Source::Table { url, .. } | Source::Changes { url, .. } => {
+                fixture(url.trim_start_matches("memory://"))
+            }
+        };
+        let mut sink = Collect {
+            stop_after,
+            ..Default::default()
+        };
+        block_on(execute_streaming(&q, &table, limits, &mut sink))?;
+        Ok(sink)
+    }
+
+    fn whole(sql: &str, limits: Limits) -> Result<RecordBatch> {
+        let q = crate::sql::parse_sql(sql).unwrap();
+        let table = match &q.source {
+            Source::Table { url, .. } | Source::Changes { url, .. } => {
+                fixture(url.trim_start_matches("memory://"))
+            }
+        };
+        let out = block_on(execute_limited(&q, &table, limits))?;
+        Ok(arrow_select::concat::concat_batches(&out.schema, &out.batches).unwrap())
+    }
+
+    #[test]
+    fn streamed_rows_are_the_rows_of_a_whole_execution() {
+        let limits = Limits::default();
+        for sql in [
+            "SELECT * FROM 'memory://demo'",
+            "SELECT user_id, price AS p FROM 'memory://demo'",
+            "SELECT * FROM 'memory://demo' WHERE price > 50 AND brand = 'acme'",
+            "SELECT brand FROM 'memory://demo' LIMIT 0",
+            "SELECT brand FROM 'memory://demo' LIMIT 7",
+            "SELECT * FROM 'memory://demo' LIMIT 361",
+            "SELECT * FROM 'memory://demo' LIMIT 1000",
+            "SELECT * FROM 'memory://partitioned'",
+            "SELECT * FROM 'memory://column_mapping'",
+            // these run whole, then are handed over
+            "SELECT brand, COUNT(*) AS n FROM 'memory://demo' GROUP BY brand ORDER BY n DESC",
+            "SELECT user_id FROM 'memory://demo' ORDER BY price DESC LIMIT 3",
+            "SELECT * FROM table_changes('memory://cdf', 0)",
+            "SELECT * FROM table_changes('memory://cdf', 1, 2) LIMIT 2",
+            "SELECT * FROM table_changes('memory://cdf', 0) WHERE _change_type = 'delete'",
+        ] {
+            let got = stream(sql, limits, None).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let want = whole(sql, limits).unwrap();
+            let schema = got.schema.unwrap_or_else(|| panic!("{sql}: no schema"));
+            assert_eq!(schema, want.schema(), "{sql}");
+            let rows = arrow_select::concat::concat_batches(&schema, &got.batches).unwrap();
+            assert_eq!(rows, want, "{sql}");
+        }
+    }
+
+    #[test]
+    fn a_plain_scan_streams_batch_by_batch_and_stops_when_told() {
+        let all = stream(
+            "SELECT * FROM 'memory://partitioned'",
+            Limits::default(),
+            None,
+        )
+        .unwrap();
+        assert!(all.batches.len() > 1, "{} batches", all.batches.len());
+        let one = stream(
+            "SELECT * FROM 'memory://partitioned'",
+            Limits::default(),
+            Some(1),
+        )
+        .unwrap();
+        assert_eq!(one.batches.len(), 1);
+    }
+
+    #[test]
+    fn streamed_rows_keep_the_rows_budget() {
+        let tight = Limits {
+            max_rows: Some(10),
+            ..Limits::default()
+        };
+        let e = stream("SELECT * FROM 'memory://demo'", tight, None)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), "rows_budget_exceeded");
+        // a limit past the budget too, as execute_limited says
+        let e = stream("SELECT * FROM 'memory://demo' LIMIT 50", tight, None)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.code(),
+            whole("SELECT * FROM 'memory://demo' LIMIT 50", tight)
+                .unwrap_err()
+                .code()
+        );
+        let ok = stream("SELECT * FROM 'memory://demo' LIMIT 10", tight, None).unwrap();
+        assert_eq!(ok.batches.iter().map(|b| b.num_rows()).sum::<usize>(), 10);
+        // a missing column is an error before any row
+        let e = stream("SELECT nope FROM 'memory://demo'", Limits::default(), None)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.code(),
+            whole("SELECT nope FROM 'memory://demo'", Limits::default())
+                .unwrap_err()
+                .code()
+        );
     }
 
     fn run(sql: &str, limits: Limits) -> Result<Output> {

@@ -26,7 +26,7 @@ pub mod sql;
 
 pub use deltalens_present::Format;
 pub use error::{ApiError, Result, core_code, storage_code};
-pub use execute::{Output, execute};
+pub use execute::{Limits, Output, RowSink, execute, execute_limited, execute_streaming};
 pub use request::{ApiRequest, SERVED_FORMATS, parse_format};
 pub use response::{ApiResponse, respond};
 pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};
