@@ -648,7 +648,7 @@ mod tests {
             .join(name);
         let m = MemoryStorage::new();
         load(&m, &root, &root);
-        Table::new(Arc::new(m), &format!("memory://{name}"))
+        Table::new(Arc::new(m), format!("memory://{name}"))
     }
 
     /// What a sink was handed, stopping after `stop_after` batches.
