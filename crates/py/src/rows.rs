@@ -1,0 +1,350 @@
+//! A query's rows as Python gets them: [`Rows`], filled batch by batch by the scan on the
+//! runtime's threads through a channel of two batches (the scan waits while the reader
+//! does not read; dropping the reader stops it). It is an Arrow stream by the PyCapsule
+//! interface (`__arrow_c_stream__`, `__arrow_c_schema__`), so pyarrow, polars and DuckDB
+//! read it without a copy; `to_arrow()`, `to_polars()` and iteration (pyarrow record
+//! batches) raise `DeltaLensError` for an error on the way.
+
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use arrow_array::ffi::FFI_ArrowSchema;
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use deltalens_api::execute::{Limits, RowSink, execute_streaming};
+use deltalens_api::sql::Query;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use crate::error;
+use crate::runtime;
+
+/// What the scan sends: the schema first, then batches, or the error that ended it.
+enum Msg {
+    Schema(SchemaRef),
+    Batch(RecordBatch),
+    Error { code: String, message: String },
+}
+
+/// Batches the channel holds before the scan waits for the reader.
+const CHANNEL_BATCHES: usize = 2;
+
+/// The scan's end of the channel.
+struct Sender(SyncSender<Msg>);
+
+impl Sender {
+    /// Send, waiting for room (the scan's own thread waits); `false` when the reader is
+    /// gone.
+    fn send(&self, m: Msg) -> bool {
+        self.0.send(m).is_ok()
+    }
+}
+
+impl RowSink for Sender {
+    fn schema(&mut self, schema: SchemaRef) -> bool {
+        self.send(Msg::Schema(schema))
+    }
+    fn batch(&mut self, batch: RecordBatch) -> bool {
+        self.send(Msg::Batch(batch))
+    }
+}
+
+/// The reader's end, shareable with the thread that waits on it while the GIL is
+/// released.
+struct Chan(Mutex<Receiver<Msg>>);
+
+impl Chan {
+    fn into_inner(self) -> Option<Receiver<Msg>> {
+        self.0.into_inner().ok()
+    }
+}
+
+/// Rows of a scan, a change feed or a query: an Arrow stream, read once.
+#[pyclass(module = "deltalens", frozen)]
+pub(crate) struct Rows {
+    schema: SchemaRef,
+    /// `None` once the stream was handed over (`__arrow_c_stream__`) or read.
+    rx: Mutex<Option<Chan>>,
+}
+
+/// Runs `query` on the runtime and returns its rows once the schema is known (an error
+/// before the first row — a missing column, a bad filter, no such version — is raised
+/// here).
+pub(crate) fn start(
+    py: Python<'_>,
+    query: Query,
+    table: deltalens_core::Table,
+    limits: Limits,
+) -> PyResult<Rows> {
+    let rt = runtime::runtime(py)?;
+    let (tx, rx) = sync_channel(CHANNEL_BATCHES);
+    // a thread of its own: the scan's future is not `Send` (it is polled where it was
+    // made), and it waits on the channel when the reader does not read
+    std::thread::Builder::new()
+        .name("deltalens-scan".into())
+        .spawn(move || {
+            let mut sink = Sender(tx);
+            let done = rt.block_on(execute_streaming(&query, &table, limits, &mut sink));
+            if let Err(e) = done {
+                sink.send(Msg::Error {
+                    code: e.code(),
+                    message: e.to_string(),
+                });
+            }
+        })
+        .map_err(|e| {
+            error::error(
+                py,
+                "runtime_failed",
+                &format!("no thread for the scan: {e}"),
+            )
+        })?;
+    let rx = Chan(Mutex::new(rx));
+    match recv(py, &rx)? {
+        Some(Msg::Schema(schema)) => Ok(Rows {
+            schema,
+            rx: Mutex::new(Some(rx)),
+        }),
+        Some(Msg::Error { code, message }) => Err(error::error(py, &code, &message)),
+        Some(Msg::Batch(_)) | None => Err(error::error(
+            py,
+            "internal",
+            "the query ended without a schema",
+        )),
+    }
+}
+
+/// The next message, waiting with the GIL released (Ctrl-C heard); `None` at the end.
+fn recv(py: Python<'_>, rx: &Chan) -> PyResult<Option<Msg>> {
+    use std::sync::mpsc::RecvTimeoutError;
+    loop {
+        let got = py.detach(|| match rx.0.lock() {
+            Ok(rx) => rx.recv_timeout(std::time::Duration::from_millis(100)),
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+        });
+        match got {
+            Ok(m) => return Ok(Some(m)),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+        }
+    }
+}
+
+/// The rest of a stream for an Arrow consumer: batches until the end; an error ends it
+/// with the error's code and message.
+struct Reader {
+    schema: SchemaRef,
+    rx: Receiver<Msg>,
+}
+
+impl Iterator for Reader {
+    type Item = Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            return match self.rx.recv().ok()? {
+                Msg::Batch(b) => Some(Ok(b)),
+                Msg::Schema(_) => continue,
+                Msg::Error { code, message } => Some(Err(ArrowError::ExternalError(
+                    format!("{code}: {message}").into(),
+                ))),
+            };
+        }
+    }
+}
+
+impl RecordBatchReader for Reader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+impl Rows {
+    fn take(&self, py: Python<'_>) -> PyResult<Chan> {
+        self.rx
+            .try_lock()
+            .ok()
+            .and_then(|mut rx| rx.take())
+            .ok_or_else(|| {
+                error::error(
+                    py,
+                    "rows_consumed",
+                    "these rows were read already (a stream is read once): call scan() again",
+                )
+            })
+    }
+
+    /// Every remaining batch, or the error that ended the stream.
+    fn collect(&self, py: Python<'_>) -> PyResult<Vec<RecordBatch>> {
+        let rx = self.take(py)?;
+        let mut out = Vec::new();
+        while let Some(m) = recv(py, &rx)? {
+            match m {
+                Msg::Batch(b) => out.push(b),
+                Msg::Schema(_) => {}
+                Msg::Error { code, message } => return Err(error::error(py, &code, &message)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn stream_capsule<'py>(
+    py: Python<'py>,
+    reader: Box<dyn RecordBatchReader + Send>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let stream = FFI_ArrowArrayStream::new(reader);
+    PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+}
+
+fn pyarrow(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("pyarrow").map_err(|_| {
+        error::error(
+            py,
+            "missing_dependency",
+            "pyarrow is not installed: pip install pyarrow (or read the rows with any library that takes an Arrow stream)",
+        )
+    })
+}
+
+#[pymethods]
+impl Rows {
+    /// The remaining rows as an Arrow C stream (the PyCapsule interface), read once.
+    /// `requested_schema` is not applied: the rows come in their own schema.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let rx = self
+            .take(py)?
+            .into_inner()
+            .ok_or_else(|| error::error(py, "internal", "the rows' channel was poisoned"))?;
+        stream_capsule(
+            py,
+            Box::new(Reader {
+                schema: self.schema.clone(),
+                rx,
+            }),
+        )
+    }
+
+    /// The rows' schema as an Arrow C schema (the PyCapsule interface).
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
+            .map_err(|e| error::error(py, "encode_failed", &e.to_string()))?;
+        PyCapsule::new_with_value(py, schema, c"arrow_schema")
+    }
+
+    /// The column names.
+    #[getter]
+    fn columns(&self) -> Vec<String> {
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    }
+
+    /// Every row as a `pyarrow.Table` (needs pyarrow).
+    fn to_arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pa = pyarrow(py)?;
+        let batches = self.collect(py)?;
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), self.schema.clone());
+        let holder = Stream {
+            capsule: Mutex::new(Some(Box::new(reader))),
+        };
+        pa.call_method1("table", (Bound::new(py, holder)?,))
+    }
+
+    /// Every row as a `polars.DataFrame` (needs polars and pyarrow).
+    fn to_polars<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let table = self.to_arrow(py)?;
+        py.import("polars")
+            .map_err(|_| {
+                error::error(
+                    py,
+                    "missing_dependency",
+                    "polars is not installed: pip install polars",
+                )
+            })?
+            .call_method1("from_arrow", (table,))
+    }
+
+    /// Batch by batch, as `pyarrow.RecordBatch`es (needs pyarrow).
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let pa = pyarrow(py)?;
+        // (try_lock: a second thread reading the same rows must not wait for the lock
+        // while it holds the GIL the first one needs to come back)
+        let guard = self.rx.try_lock().map_err(|_| {
+            error::error(
+                py,
+                "rows_busy",
+                "these rows are being read by another thread",
+            )
+        })?;
+        let Some(rx) = guard.as_ref() else {
+            return Ok(None);
+        };
+        loop {
+            match recv(py, rx)? {
+                None => return Ok(None),
+                Some(Msg::Schema(_)) => {}
+                Some(Msg::Error { code, message }) => {
+                    return Err(error::error(py, &code, &message));
+                }
+                Some(Msg::Batch(b)) => {
+                    let reader = RecordBatchIterator::new([Ok(b)], self.schema.clone());
+                    let holder = Stream {
+                        capsule: Mutex::new(Some(Box::new(reader))),
+                    };
+                    let one = pa
+                        .getattr("RecordBatchReader")?
+                        .call_method1("from_stream", (Bound::new(py, holder)?,))?;
+                    return Ok(Some(one.call_method0("read_next_batch")?));
+                }
+            }
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let cols: Vec<String> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| format!("{}: {}", f.name(), f.data_type()))
+            .collect();
+        format!("<deltalens.Rows [{}]>", cols.join(", "))
+    }
+}
+
+/// Batches already read, handed to pyarrow as a stream (the PyCapsule interface).
+#[pyclass(module = "deltalens", frozen)]
+struct Stream {
+    capsule: Mutex<Option<Box<dyn RecordBatchReader + Send>>>,
+}
+
+#[pymethods]
+impl Stream {
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let reader = self
+            .capsule
+            .lock()
+            .ok()
+            .and_then(|mut c| c.take())
+            .ok_or_else(|| error::error(py, "rows_consumed", "this stream was read already"))?;
+        stream_capsule(py, reader)
+    }
+}

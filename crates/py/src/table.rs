@@ -1,0 +1,355 @@
+//! `deltalens.open(url, …)` → a [`Table`] whose methods answer as the worker's routes do:
+//! documents as dicts and lists, rows as [`Rows`].
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use deltalens_api::execute::Limits;
+use deltalens_api::request::{parse_get, parse_query};
+use deltalens_api::{ApiRequest, respond};
+use deltalens_object_store::{ObjectStoreStorage, Vending};
+use deltalens_storage::CachingStorage;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::document::to_python;
+use crate::error;
+use crate::options::{self, Params, push};
+use crate::rows::{self, Rows};
+use crate::runtime;
+
+/// Bytes of objects kept between calls on one table (the log's tail, checkpoint parts).
+const CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Rows held at once to group, aggregate or sort in `query()` unless
+/// `max_buffered_rows` says otherwise (scans stream and hold none).
+const MAX_BUFFERED_ROWS: usize = 10_000_000;
+
+/// A Delta table opened for reading (nothing is read until a method asks).
+#[pyclass(module = "deltalens", frozen)]
+pub(crate) struct Table {
+    url: String,
+    table: deltalens_core::Table,
+    limits: Limits,
+    /// A Unity Catalog table's credentials, renewed while the table is open.
+    _vending: Option<Arc<Vending>>,
+}
+
+/// Open the Delta table at `url`: a local path, `s3://bucket/path`, `az://…`,
+/// `abfss://…`, `gs://…`, `https://…` or a Unity Catalog name `uc://catalog.schema.table`.
+/// `storage_options` are object_store's keys, as deltalake and `deltalens -o` take them
+/// (`AWS_*`, `AZURE_*`, `GOOGLE_*` variables are read too). `max_rows` bounds the rows a
+/// call returns (none by default: scans stream), `max_buffered_rows` the rows a query
+/// holds to group or sort (10,000,000), `max_decoded_bytes` the column data a call
+/// decodes (none).
+#[pyfunction]
+#[pyo3(signature = (url, *, storage_options = None, max_rows = None, max_buffered_rows = None, max_decoded_bytes = None))]
+pub(crate) fn open(
+    py: Python<'_>,
+    url: &str,
+    storage_options: Option<&Bound<'_, PyDict>>,
+    max_rows: Option<usize>,
+    max_buffered_rows: Option<usize>,
+    max_decoded_bytes: Option<u64>,
+) -> PyResult<Table> {
+    let options = options::storage(py, storage_options)?;
+    let url = match url.trim() {
+        "/" => "/".to_string(),
+        u => u.trim_end_matches('/').to_string(),
+    };
+    let location = url.clone();
+    let opened = runtime::block_on(py, move || async move {
+        ObjectStoreStorage::open_resolved(&location, &options).await
+    })?;
+    let (store, vending) = opened.map_err(|e| error::storage(py, &e))?;
+    let storage = Arc::new(CachingStorage::new(store, CACHE_BYTES));
+    Ok(Table {
+        table: deltalens_core::Table::new(storage, &url),
+        url,
+        limits: Limits {
+            max_rows,
+            max_rows_buffered: Some(max_buffered_rows.unwrap_or(MAX_BUFFERED_ROWS)),
+            max_decoded_bytes,
+        },
+        _vending: vending,
+    })
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// `version` and `timestamp` (at most one).
+fn at(
+    py: Python<'_>,
+    version: Option<u64>,
+    timestamp: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Params> {
+    let mut p = Params::new();
+    push(&mut p, "version", version.map(|v| v.to_string()));
+    push(
+        &mut p,
+        "timestamp",
+        timestamp
+            .map(|t| options::time(py, "timestamp", t))
+            .transpose()?,
+    );
+    Ok(p)
+}
+
+impl Table {
+    fn request(&self, py: Python<'_>, route: &str, mut params: Params) -> PyResult<ApiRequest> {
+        params.push(("table".into(), self.url.clone()));
+        parse_get(route, &params).map_err(|e| error::api(py, &e))
+    }
+
+    /// A document route's answer as Python values.
+    fn document(&self, py: Python<'_>, route: &str, params: Params) -> PyResult<Py<PyAny>> {
+        let api = self.request(py, route, params)?;
+        let (table, limits) = (self.table.clone(), self.limits);
+        let answer = runtime::block_on(py, move || async move {
+            respond(api, &table, limits, now_ms()).await
+        })?
+        .map_err(|e| error::api(py, &e))?;
+        let doc: serde_json::Value = serde_json::from_slice(&answer.body).map_err(|e| {
+            error::error(
+                py,
+                "encode_failed",
+                &format!("a document that is not JSON: {e}"),
+            )
+        })?;
+        to_python(py, &doc)
+    }
+
+    /// A rows route's answer, streaming.
+    fn rows(&self, py: Python<'_>, api: ApiRequest) -> PyResult<Rows> {
+        match api {
+            ApiRequest::Rows { query, .. } => {
+                rows::start(py, *query, self.table.clone(), self.limits)
+            }
+            _ => Err(error::error(py, "internal", "not a request for rows")),
+        }
+    }
+}
+
+#[pymethods]
+impl Table {
+    /// The table's URL as opened.
+    #[getter]
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// The latest version's number.
+    fn version(&self, py: Python<'_>) -> PyResult<u64> {
+        let info = self.document(py, "/v1/info", Params::new())?;
+        info.bind(py).get_item("version")?.extract()
+    }
+
+    /// The overview (`deltalens info --json`): version, timestamp, files, size, rows,
+    /// partitions, protocol, properties, …
+    #[pyo3(signature = (*, version = None, timestamp = None))]
+    fn info(
+        &self,
+        py: Python<'_>,
+        version: Option<u64>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        self.document(py, "/v1/info", at(py, version, timestamp)?)
+    }
+
+    /// The table health report (`deltalens health --json`); `now` is the time ages are
+    /// measured from, `series` the number of versions over history to report on.
+    #[pyo3(signature = (*, version = None, timestamp = None, now = None, series = None))]
+    fn health(
+        &self,
+        py: Python<'_>,
+        version: Option<u64>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        now: Option<&Bound<'_, PyAny>>,
+        series: Option<usize>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut p = at(py, version, timestamp)?;
+        push(
+            &mut p,
+            "now",
+            now.map(|t| options::time(py, "now", t)).transpose()?,
+        );
+        push(&mut p, "series", series.map(|s| s.to_string()));
+        self.document(py, "/v1/health", p)
+    }
+
+    /// The schema's columns (`deltalens schema --json`).
+    #[pyo3(signature = (*, version = None, timestamp = None))]
+    fn schema(
+        &self,
+        py: Python<'_>,
+        version: Option<u64>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        self.document(py, "/v1/schema", at(py, version, timestamp)?)
+    }
+
+    /// The commits, newest first (`deltalens history --json`; Trino's `$history`).
+    #[pyo3(signature = (*, limit = None))]
+    fn history(&self, py: Python<'_>, limit: Option<usize>) -> PyResult<Py<PyAny>> {
+        let mut p = Params::new();
+        push(&mut p, "limit", limit.map(|l| l.to_string()));
+        self.document(py, "/v1/history", p)
+    }
+
+    /// The active files in log order (`deltalens files --json`), a page of them with
+    /// `limit` and `offset`.
+    #[pyo3(signature = (*, version = None, timestamp = None, limit = None, offset = None))]
+    fn files(
+        &self,
+        py: Python<'_>,
+        version: Option<u64>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        limit: Option<usize>,
+        offset: Option<usize>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut p = at(py, version, timestamp)?;
+        push(&mut p, "limit", limit.map(|l| l.to_string()));
+        push(&mut p, "offset", offset.map(|o| o.to_string()));
+        self.document(py, "/v1/files", p)
+    }
+
+    /// What changed between versions `start` and `end` (`deltalens diff --json`): files
+    /// added and removed, deletion vectors, schema, partition columns, protocol and
+    /// properties, rows inserted and deleted, and the changed rows (`columns`, `limit`).
+    #[pyo3(signature = (start, end, *, columns = None, limit = None))]
+    fn diff(
+        &self,
+        py: Python<'_>,
+        start: u64,
+        end: u64,
+        columns: Option<&Bound<'_, PyAny>>,
+        limit: Option<usize>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut p = vec![
+            ("from".to_string(), start.to_string()),
+            ("to".to_string(), end.to_string()),
+        ];
+        push(
+            &mut p,
+            "columns",
+            columns.map(|c| options::columns(py, c)).transpose()?,
+        );
+        push(&mut p, "limit", limit.map(|l| l.to_string()));
+        self.document(py, "/v1/diff", p)
+    }
+
+    /// The rows of a version (the latest, or `version` / `timestamp`: Spark's `VERSION AS
+    /// OF` / `TIMESTAMP AS OF`), `columns` of them, those matching `filter` (a SQL
+    /// condition: `"amount > 100 AND region = 'eu'"`), at most `limit`.
+    #[pyo3(signature = (*, version = None, timestamp = None, columns = None, filter = None, limit = None))]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        version: Option<u64>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        columns: Option<&Bound<'_, PyAny>>,
+        filter: Option<String>,
+        limit: Option<usize>,
+    ) -> PyResult<Rows> {
+        let mut p = at(py, version, timestamp)?;
+        push(
+            &mut p,
+            "columns",
+            columns.map(|c| options::columns(py, c)).transpose()?,
+        );
+        push(&mut p, "filter", filter);
+        push(&mut p, "limit", limit.map(|l| l.to_string()));
+        push(&mut p, "format", Some("arrow".into()));
+        let api = self.request(py, "/v1/scan", p)?;
+        self.rows(py, api)
+    }
+
+    /// The change data feed (Trino's `table_changes`, deltalake's `load_cdf`) from
+    /// `starting_version` (or `starting_timestamp`) to `ending_version` (or
+    /// `ending_timestamp`; the latest by default), with `_change_type`,
+    /// `_commit_version` and `_commit_timestamp`.
+    #[pyo3(signature = (*, starting_version = None, ending_version = None, starting_timestamp = None, ending_timestamp = None, columns = None, filter = None, limit = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn changes(
+        &self,
+        py: Python<'_>,
+        starting_version: Option<u64>,
+        ending_version: Option<u64>,
+        starting_timestamp: Option<&Bound<'_, PyAny>>,
+        ending_timestamp: Option<&Bound<'_, PyAny>>,
+        columns: Option<&Bound<'_, PyAny>>,
+        filter: Option<String>,
+        limit: Option<usize>,
+    ) -> PyResult<Rows> {
+        let bound = |name: &str,
+                     v: Option<u64>,
+                     t: Option<&Bound<'_, PyAny>>|
+         -> PyResult<Option<String>> {
+            match (v, t) {
+                (Some(_), Some(_)) => Err(error::option(
+                    py,
+                    name,
+                    "a version and a timestamp: give one of them",
+                )),
+                (Some(v), None) => Ok(Some(v.to_string())),
+                (None, Some(t)) => options::time(py, name, t).map(Some),
+                (None, None) => Ok(None),
+            }
+        };
+        let mut p = Params::new();
+        let from = bound("starting_version", starting_version, starting_timestamp)?;
+        if from.is_none() {
+            return Err(error::option(
+                py,
+                "starting_version",
+                "missing: the first version (or starting_timestamp) of the range",
+            ));
+        }
+        push(&mut p, "from", from);
+        push(
+            &mut p,
+            "to",
+            bound("ending_version", ending_version, ending_timestamp)?,
+        );
+        push(
+            &mut p,
+            "columns",
+            columns.map(|c| options::columns(py, c)).transpose()?,
+        );
+        push(&mut p, "filter", filter);
+        push(&mut p, "limit", limit.map(|l| l.to_string()));
+        push(&mut p, "format", Some("arrow".into()));
+        let api = self.request(py, "/v1/changes", p)?;
+        self.rows(py, api)
+    }
+
+    /// Run a query of the SQL subset (`SELECT … FROM '<url>' [VERSION AS OF n] [WHERE …]
+    /// [GROUP BY …] [ORDER BY …] [LIMIT n]`, or `FROM table_changes('<url>', from, to)`)
+    /// on this table: the URL the SQL names must be the one opened, so SQL from someone
+    /// else cannot send this table's credentials to another table or host.
+    fn query(&self, py: Python<'_>, sql: &str) -> PyResult<Rows> {
+        let params = vec![("format".to_string(), "arrow".to_string())];
+        let api = parse_query(sql, &params).map_err(|e| error::api(py, &e))?;
+        let named = api.table().trim().trim_end_matches('/');
+        if named != self.url {
+            return Err(error::error(
+                py,
+                "table_not_allowed",
+                &format!(
+                    "the query reads {named}, not the table opened ({}): open that table and query it there",
+                    self.url
+                ),
+            ));
+        }
+        self.rows(py, api)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<deltalens.Table {}>", self.url)
+    }
+}

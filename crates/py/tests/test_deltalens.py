@@ -1,0 +1,245 @@
+"""deltalens for Python, tested on the conformance corpus (../shared/conformance: every
+readable version with expected rows equals them), against deltalake's answers on tables it
+writes, through the Arrow PyCapsule interface (pyarrow, polars, DuckDB), and for its errors.
+
+Run by scripts/py-test on the wheel installed into a fresh virtual environment.
+"""
+import datetime
+import hashlib
+import json
+import os
+import pathlib
+import subprocess
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import deltalens
+from canonical import lines
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+CORPUS = pathlib.Path(os.environ.get("DELTALENS_CONFORMANCE", ROOT.parent / "shared" / "conformance")).resolve()
+DEMO = ROOT / "tests" / "fixtures" / "demo"
+CLI = os.environ.get("DELTALENS_BIN", str(ROOT / "target" / "debug" / "deltalens"))
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir() and not os.environ.get("DELTALENS_REQUIRE_CORPUS"),
+    reason="no conformance corpus",
+)
+
+
+def corpus_tables():
+    if not CORPUS.is_dir():
+        return []
+    return [t["name"] for t in json.loads((CORPUS / "tables.json").read_text())]
+
+
+def test_the_module_is_the_installed_wheel():
+    # not a source tree on the path: what pip installed into the fresh environment
+    assert "site-packages" in deltalens.__file__, deltalens.__file__
+    assert deltalens.__version__
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", corpus_tables())
+def test_every_version_with_expected_rows_reads_them(name):
+    meta = next(t for t in json.loads((CORPUS / "tables.json").read_text()) if t["name"] == name)
+    t = deltalens.open(str(CORPUS / "tables" / name))
+    if meta.get("expect_error"):
+        with pytest.raises(deltalens.DeltaLensError) as e:
+            t.scan().to_arrow()
+        assert e.value.code and str(e.value)
+        return
+    exp = CORPUS / "expected" / name
+    versions = json.loads((exp / "versions.json").read_text())["versions"]
+    checked = 0
+    for v, e in versions.items():
+        if e.get("error"):
+            with pytest.raises(deltalens.DeltaLensError):
+                t.scan(version=int(v)).to_arrow()
+            continue
+        if not e.get("data_file"):
+            continue
+        want = (exp / e["data_file"]).read_text()
+        got = "".join(lines(pa.table(t.scan(version=int(v)))))
+        assert hashlib.sha256(got.encode()).hexdigest() == e["sha256"] or got == want, f"{name} v{v}"
+        checked += 1
+    assert checked or all(e.get("error") for e in versions.values())
+
+
+CLI_DOCS = [
+    ("info", lambda t: t.info()),
+    ("schema", lambda t: t.schema()),
+    ("history", lambda t: t.history()),
+    ("files", lambda t: t.files()),
+]
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", ["dat_basic_partitioned", "kr_cdf-table-with-dv", "dr_checkpoint-v2-table", "golden_dv-with-columnmapping"])
+def test_documents_equal_the_cli_json(name):
+    path = str(CORPUS / "tables" / name)
+    t = deltalens.open(path)
+    for cmd, call in CLI_DOCS:
+        cli = json.loads(subprocess.run([CLI, cmd, path, "--json"], capture_output=True, check=True, text=True).stdout)
+        assert call(t) == cli, f"{name} {cmd}"
+
+
+def test_scan_options_and_time_travel_on_the_demo():
+    t = deltalens.open(str(DEMO))
+    assert t.url == str(DEMO)
+    v = t.version()
+    assert v == t.info()["version"]
+    rows = t.scan(columns=["user_id", "price"], filter="price > 50", limit=7)
+    assert rows.columns == ["user_id", "price"]
+    got = rows.to_arrow()
+    assert got.num_rows == 7 and all(p > 50 for p in got.column("price").to_pylist())
+    # the columns as one string, as in the CLI and the HTTP API
+    assert t.scan(columns="user_id,price", limit=3).to_arrow().column_names == ["user_id", "price"]
+    # TIMESTAMP AS OF (the demo's commits share one modification time: see the deltalake
+    # test for one version after another)
+    # a time before the first commit or after the last is an error, as in Spark
+    for at, says in (("2001-01-01T00:00:00Z", "before the earliest"), (datetime.datetime.now(datetime.timezone.utc), "after the latest")):
+        with pytest.raises(deltalens.DeltaLensError) as e:
+            t.scan(timestamp=at)
+        assert says in str(e.value)
+
+
+def write_with_deltalake(path):
+    """A table deltalake writes: partitioned, four versions (append, append, delete, overwrite)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    def batch(ids, part):
+        return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids], "p": [part] * len(ids)})
+
+    write_deltalake(path, batch(range(0, 50), "a"), partition_by=["p"])
+    write_deltalake(path, batch(range(50, 80), "b"), mode="append")
+    DeltaTable(path).delete("id < 10")
+    write_deltalake(path, batch(range(100, 105), "c"), mode="overwrite")
+    return DeltaTable
+
+
+def test_equal_to_deltalake_at_every_version(tmp_path):
+    DeltaTable = write_with_deltalake(str(tmp_path))
+    t = deltalens.open(str(tmp_path))
+    assert t.version() == DeltaTable(str(tmp_path)).version() == 3
+    assert len(t.history()) == len(DeltaTable(str(tmp_path)).history())
+    for v in range(4):
+        ours = pa.table(t.scan(version=v)).sort_by("id")
+        theirs = DeltaTable(str(tmp_path), version=v).to_pyarrow_table().sort_by("id")
+        assert ours.select(["id", "name", "p"]).to_pylist() == theirs.select(["id", "name", "p"]).to_pylist(), f"v{v}"
+    # TIMESTAMP AS OF: a commit's time is its log file's modification time (no in-commit
+    # timestamps), the version deltalake's load_as_version picks too
+    for v in range(4):
+        mtime = (tmp_path / "_delta_log" / f"{v:020}.json").stat().st_mtime
+        at = datetime.datetime.fromtimestamp(mtime, tz=datetime.timezone.utc)
+        theirs = DeltaTable(str(tmp_path))
+        theirs.load_as_version(at)
+        assert t.info(timestamp=at)["version"] == theirs.version(), f"v{v} at {at}"
+        assert pa.table(t.scan(timestamp=at)).sort_by("id").to_pylist() == pa.table(t.scan(version=theirs.version())).sort_by("id").to_pylist()
+    # partition pruning by filter, as deltalake's partition filter
+    b = t.scan(version=2, filter="p = 'b'").to_arrow()
+    assert sorted(b.column("id").to_pylist()) == list(range(50, 80))
+
+
+def test_the_arrow_stream_goes_to_pyarrow_polars_and_duckdb():
+    t = deltalens.open(str(DEMO))
+    want = t.scan().to_arrow()
+    assert pa.table(t.scan()).equals(want)
+    assert pa.RecordBatchReader.from_stream(t.scan()).read_all().equals(want)
+    assert pl.DataFrame(t.scan()).height == want.num_rows
+    assert t.scan().to_polars().height == want.num_rows
+    assert pa.schema(t.scan()) == want.schema
+    rows = t.scan(columns=["brand", "price"])
+    n = duckdb.sql("SELECT count(*) FROM rows").fetchone()[0]
+    assert n == want.num_rows
+    # batch by batch
+    batches = list(t.scan())
+    assert batches and sum(b.num_rows for b in batches) == want.num_rows
+    assert all(isinstance(b, pa.RecordBatch) for b in batches)
+
+
+def test_queries_and_the_change_feed():
+    t = deltalens.open(str(DEMO))
+    q = t.query(f"SELECT brand, COUNT(*) AS n FROM '{DEMO}' GROUP BY brand ORDER BY n DESC LIMIT 3").to_arrow()
+    assert q.column_names == ["brand", "n"] and q.num_rows == 3
+    cdf_table = ROOT / "tests" / "fixtures" / "cdf"
+    c = deltalens.open(str(cdf_table))
+    feed = c.changes(starting_version=0).to_arrow()
+    assert {"_change_type", "_commit_version", "_commit_timestamp"} <= set(feed.column_names)
+    cli = subprocess.run([CLI, "changes", str(cdf_table), "--from", "0", "--format", "jsonl"], capture_output=True, check=True, text=True).stdout
+    assert feed.num_rows == len(cli.splitlines())
+    d = c.diff(0, c.version())
+    assert isinstance(d, dict) and d
+
+
+@needs_corpus
+def test_change_feed_equals_the_corpus():
+    name = "kr_cdf-table-with-dv"
+    exp = json.loads((CORPUS / "expected" / name / "cdf.json").read_text())
+    t = deltalens.open(str(CORPUS / "tables" / name))
+    first = min(int(v) for v in exp["counts_by_version"])
+    feed = t.changes(starting_version=first).to_arrow()
+    by_version = {}
+    for v, kind in zip(feed.column("_commit_version").to_pylist(), feed.column("_change_type").to_pylist()):
+        by_version.setdefault(str(v), {}).setdefault(kind, 0)
+        by_version[str(v)][kind] += 1
+    assert by_version == {v: {k: n for k, n in c.items() if n} for v, c in exp["counts_by_version"].items() if any(c.values())}
+
+
+def test_errors_name_their_code():
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        deltalens.open(str(ROOT / "no-such-table")).version()
+    assert e.value.code == "invalid_table_url" and "no-such-table" in str(e.value), e.value.code
+    empty = ROOT / "target" / "py-empty-dir"
+    empty.mkdir(parents=True, exist_ok=True)
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        deltalens.open(str(empty)).version()
+    assert e.value.code == "not_a_table", e.value.code
+    t = deltalens.open(str(DEMO))
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.scan(columns=["no_such_column"])
+    assert "no_such_column" in str(e.value)
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.scan(filter="price >")
+    assert e.value.code == "invalid_parameter"
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.query("SELECT * FROM 's3://elsewhere/t'")
+    assert e.value.code == "table_not_allowed"
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.scan(timestamp=datetime.datetime(2024, 1, 1))
+    assert e.value.code == "invalid_parameter" and "time zone" in str(e.value)
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.changes()
+    assert e.value.code == "invalid_parameter"
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.scan(version=10**6)
+    assert e.value.code
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        deltalens.open(str(DEMO), storage_options={"aws_region": 1.5})
+    assert e.value.code == "invalid_parameter"
+    # a stream is read once
+    rows = t.scan(limit=1)
+    rows.to_arrow()
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        rows.to_arrow()
+    assert e.value.code == "rows_consumed"
+
+
+def test_the_rows_budget_holds():
+    t = deltalens.open(str(DEMO), max_rows=10)
+    assert t.scan(limit=10).to_arrow().num_rows == 10
+    with pytest.raises(deltalens.DeltaLensError) as e:
+        t.scan().to_arrow()
+    assert e.value.code == "rows_budget_exceeded" and "10" in str(e.value)
+
+
+def test_a_stream_left_unread_stops_its_scan():
+    t = deltalens.open(str(ROOT / "tests" / "fixtures" / "partitioned"))
+    for _ in range(20):
+        rows = t.scan()
+        next(iter(rows))
+        del rows
+    # the table still answers (no scan thread holds anything it needs)
+    assert t.version() >= 0
