@@ -1,5 +1,6 @@
 //! Embed the built explorer (`dist/`, from `scripts/build-explorer` or `trunk build`) and the bundled demo
-//! table (`tests/fixtures/demo`) into the `deltalens` binary, for `deltalens serve`.
+//! table (`tests/fixtures/demo`) into the `deltalens` binary, for `deltalens serve`; in a
+//! packaged crate, the copies `scripts/package-cli` put in `embed/`.
 //! A missing `dist/` embeds nothing: `serve` then explains how to build the app.
 
 use std::fmt::Write as _;
@@ -75,10 +76,25 @@ fn commit(root: &Path) {
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let root = manifest.join("../..");
+    // inside the crate when it was packaged (scripts/package-cli copies both into embed/,
+    // which `cargo package` includes); else the repository's, where they are made
+    let embed = manifest.join("embed");
+    let inside = embed.join("dist").join("index.html").is_file();
     let dist = std::env::var_os("DELTALENS_WEB_DIST")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("dist"));
-    let demo = root.join("tests/fixtures/demo");
+        .unwrap_or_else(|| {
+            if inside {
+                embed.join("dist")
+            } else {
+                root.join("dist")
+            }
+        });
+    let demo = if embed.join("demo").join("_delta_log").is_dir() {
+        embed.join("demo")
+    } else {
+        root.join("tests/fixtures/demo")
+    };
+    println!("cargo:rerun-if-changed={}", embed.display());
     println!("cargo:rerun-if-env-changed=DELTALENS_WEB_DIST");
     println!("cargo:rerun-if-changed={}", dist.display());
     println!(

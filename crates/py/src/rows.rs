@@ -20,11 +20,23 @@ use pyo3::types::PyCapsule;
 use crate::error;
 use crate::runtime;
 
-/// What the scan sends: the schema first, then batches, or the error that ended it.
+/// What the scan sends: the schema first, then batches, then the end or the error that
+/// ended it (a channel closed without either is an error: the scan died).
 enum Msg {
     Schema(SchemaRef),
     Batch(RecordBatch),
+    End,
     Error { code: String, message: String },
+}
+
+/// The error of a scan that ended without saying so (it panicked).
+fn died() -> Msg {
+    Msg::Error {
+        code: "internal".into(),
+        message:
+            "the scan stopped without finishing (a bug: please report it with the table's log)"
+                .into(),
+    }
 }
 
 /// Batches the channel holds before the scan waits for the reader.
@@ -64,8 +76,19 @@ impl Chan {
 #[pyclass(module = "deltalens", frozen)]
 pub(crate) struct Rows {
     schema: SchemaRef,
-    /// `None` once the stream was handed over (`__arrow_c_stream__`) or read.
-    rx: Mutex<Option<Chan>>,
+    state: Mutex<State>,
+    /// Dropped with the rows: the scan stops at its next await.
+    _cancel: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Where a [`Rows`] stands.
+enum State {
+    /// Rows to read.
+    Open(Chan),
+    /// Handed over (`__arrow_c_stream__`) or read to the end.
+    Taken,
+    /// Ended by this error (raised again on every read).
+    Failed { code: String, message: String },
 }
 
 /// Runs `query` on the runtime and returns its rows once the schema is known (an error
@@ -79,19 +102,32 @@ pub(crate) fn start(
 ) -> PyResult<Rows> {
     let rt = runtime::runtime(py)?;
     let (tx, rx) = sync_channel(CHANNEL_BATCHES);
+    let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
     // a thread of its own: the scan's future is not `Send` (it is polled where it was
     // made), and it waits on the channel when the reader does not read
     std::thread::Builder::new()
         .name("deltalens-scan".into())
         .spawn(move || {
             let mut sink = Sender(tx);
-            let done = rt.block_on(execute_streaming(&query, &table, limits, &mut sink));
-            if let Err(e) = done {
-                sink.send(Msg::Error {
+            let run = std::panic::AssertUnwindSafe(|| {
+                rt.block_on(async {
+                    tokio::select! {
+                        done = execute_streaming(&query, &table, limits, &mut sink) => Some(done),
+                        // the rows were dropped (or Ctrl-C before they existed): stop
+                        _ = cancelled => None,
+                    }
+                })
+            });
+            let end = match std::panic::catch_unwind(run) {
+                Ok(Some(Ok(_))) => Msg::End,
+                Ok(Some(Err(e))) => Msg::Error {
                     code: e.code(),
                     message: e.to_string(),
-                });
-            }
+                },
+                Ok(None) => return,
+                Err(_) => died(),
+            };
+            sink.send(end);
         })
         .map_err(|e| {
             error::error(
@@ -102,12 +138,13 @@ pub(crate) fn start(
         })?;
     let rx = Chan(Mutex::new(rx));
     match recv(py, &rx)? {
-        Some(Msg::Schema(schema)) => Ok(Rows {
+        Msg::Schema(schema) => Ok(Rows {
             schema,
-            rx: Mutex::new(Some(rx)),
+            state: Mutex::new(State::Open(rx)),
+            _cancel: cancel,
         }),
-        Some(Msg::Error { code, message }) => Err(error::error(py, &code, &message)),
-        Some(Msg::Batch(_)) | None => Err(error::error(
+        Msg::Error { code, message } => Err(error::error(py, &code, &message)),
+        Msg::Batch(_) | Msg::End => Err(error::error(
             py,
             "internal",
             "the query ended without a schema",
@@ -115,39 +152,64 @@ pub(crate) fn start(
     }
 }
 
-/// The next message, waiting with the GIL released (Ctrl-C heard); `None` at the end.
-fn recv(py: Python<'_>, rx: &Chan) -> PyResult<Option<Msg>> {
+/// The next message, waiting with the GIL released (Ctrl-C heard); a channel closed
+/// without an end is the error of a scan that died.
+fn recv(py: Python<'_>, rx: &Chan) -> PyResult<Msg> {
     use std::sync::mpsc::RecvTimeoutError;
     loop {
         let got = py.detach(|| match rx.0.lock() {
-            Ok(rx) => rx.recv_timeout(std::time::Duration::from_millis(100)),
+            Ok(rx) => rx.recv_timeout(SIGNAL_CHECK),
             Err(_) => Err(RecvTimeoutError::Disconnected),
         });
         match got {
-            Ok(m) => return Ok(Some(m)),
+            Ok(m) => return Ok(m),
             Err(RecvTimeoutError::Timeout) => py.check_signals()?,
-            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+            Err(RecvTimeoutError::Disconnected) => return Ok(died()),
         }
     }
 }
+
+/// How often a wait checks for Ctrl-C.
+const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The rest of a stream for an Arrow consumer: batches until the end; an error ends it
 /// with the error's code and message.
 struct Reader {
     schema: SchemaRef,
     rx: Receiver<Msg>,
+    done: bool,
 }
 
 impl Iterator for Reader {
     type Item = Result<RecordBatch, ArrowError>;
     fn next(&mut self) -> Option<Self::Item> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let error = |m: String| Some(Err(ArrowError::ExternalError(m.into())));
+        if self.done {
+            return None;
+        }
         loop {
-            return match self.rx.recv().ok()? {
+            let m = match self.rx.recv_timeout(SIGNAL_CHECK) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Disconnected) => died(),
+                // Ctrl-C while pyarrow, polars or DuckDB wait here (heard on the main
+                // thread only, as Python does)
+                Err(RecvTimeoutError::Timeout) => match Python::attach(|py| py.check_signals()) {
+                    Ok(()) => continue,
+                    Err(_) => return error("interrupted".into()),
+                },
+            };
+            return match m {
                 Msg::Batch(b) => Some(Ok(b)),
                 Msg::Schema(_) => continue,
-                Msg::Error { code, message } => Some(Err(ArrowError::ExternalError(
-                    format!("{code}: {message}").into(),
-                ))),
+                Msg::End => {
+                    self.done = true;
+                    None
+                }
+                Msg::Error { code, message } => {
+                    self.done = true;
+                    error(format!("{code}: {message}"))
+                }
             };
         }
     }
@@ -160,33 +222,60 @@ impl RecordBatchReader for Reader {
 }
 
 impl Rows {
+    /// The channel, for a reader that reads to the end (the rows become `Taken`).
     fn take(&self, py: Python<'_>) -> PyResult<Chan> {
-        self.rx
-            .try_lock()
-            .ok()
-            .and_then(|mut rx| rx.take())
-            .ok_or_else(|| {
-                error::error(
-                    py,
-                    "rows_consumed",
-                    "these rows were read already (a stream is read once): call scan() again",
-                )
-            })
+        let mut state = self.state.try_lock().map_err(|_| busy(py))?;
+        match std::mem::replace(&mut *state, State::Taken) {
+            State::Open(rx) => Ok(rx),
+            State::Taken => Err(consumed(py)),
+            State::Failed { code, message } => {
+                let e = error::error(py, &code, &message);
+                *state = State::Failed { code, message };
+                Err(e)
+            }
+        }
     }
 
     /// Every remaining batch, or the error that ended the stream.
     fn collect(&self, py: Python<'_>) -> PyResult<Vec<RecordBatch>> {
         let rx = self.take(py)?;
         let mut out = Vec::new();
-        while let Some(m) = recv(py, &rx)? {
-            match m {
-                Msg::Batch(b) => out.push(b),
-                Msg::Schema(_) => {}
-                Msg::Error { code, message } => return Err(error::error(py, &code, &message)),
+        loop {
+            match recv(py, &rx) {
+                Ok(Msg::Batch(b)) => out.push(b),
+                Ok(Msg::Schema(_)) => {}
+                Ok(Msg::End) => return Ok(out),
+                Ok(Msg::Error { code, message }) => return Err(self.fail(py, code, message)),
+                // Ctrl-C: the rows are left unread (`Taken`), the scan stops when they go
+                Err(e) => return Err(e),
             }
         }
-        Ok(out)
     }
+
+    /// Remember the error that ended the rows and raise it.
+    fn fail(&self, py: Python<'_>, code: String, message: String) -> PyErr {
+        let e = error::error(py, &code, &message);
+        if let Ok(mut state) = self.state.try_lock() {
+            *state = State::Failed { code, message };
+        }
+        e
+    }
+}
+
+fn busy(py: Python<'_>) -> PyErr {
+    error::error(
+        py,
+        "rows_busy",
+        "these rows are being read by another thread",
+    )
+}
+
+fn consumed(py: Python<'_>) -> PyErr {
+    error::error(
+        py,
+        "rows_consumed",
+        "these rows were read already (a stream is read once): call scan() again",
+    )
 }
 
 fn stream_capsule<'py>(
@@ -227,6 +316,7 @@ impl Rows {
             Box::new(Reader {
                 schema: self.schema.clone(),
                 rx,
+                done: false,
             }),
         )
     }
@@ -282,32 +372,33 @@ impl Rows {
         let pa = pyarrow(py)?;
         // (try_lock: a second thread reading the same rows must not wait for the lock
         // while it holds the GIL the first one needs to come back)
-        let guard = self.rx.try_lock().map_err(|_| {
-            error::error(
-                py,
-                "rows_busy",
-                "these rows are being read by another thread",
-            )
-        })?;
-        let Some(rx) = guard.as_ref() else {
-            return Ok(None);
+        let mut state = self.state.try_lock().map_err(|_| busy(py))?;
+        let rx = match &*state {
+            State::Open(rx) => rx,
+            State::Taken => return Ok(None),
+            State::Failed { code, message } => return Err(error::error(py, code, message)),
         };
         loop {
             match recv(py, rx)? {
-                None => return Ok(None),
-                Some(Msg::Schema(_)) => {}
-                Some(Msg::Error { code, message }) => {
-                    return Err(error::error(py, &code, &message));
+                Msg::End => {
+                    *state = State::Taken;
+                    return Ok(None);
                 }
-                Some(Msg::Batch(b)) => {
-                    let reader = RecordBatchIterator::new([Ok(b)], self.schema.clone());
-                    let holder = Stream {
-                        capsule: Mutex::new(Some(Box::new(reader))),
+                Msg::Schema(_) => {}
+                Msg::Error { code, message } => {
+                    let e = error::error(py, &code, &message);
+                    *state = State::Failed { code, message };
+                    return Err(e);
+                }
+                Msg::Batch(b) => {
+                    drop(state);
+                    let batch = Batch {
+                        array: Mutex::new(Some(b)),
                     };
-                    let one = pa
-                        .getattr("RecordBatchReader")?
-                        .call_method1("from_stream", (Bound::new(py, holder)?,))?;
-                    return Ok(Some(one.call_method0("read_next_batch")?));
+                    return Ok(Some(
+                        pa.getattr("record_batch")?
+                            .call1((Bound::new(py, batch)?,))?,
+                    ));
                 }
             }
         }
@@ -321,6 +412,38 @@ impl Rows {
             .map(|f| format!("{}: {}", f.name(), f.data_type()))
             .collect();
         format!("<deltalens.Rows [{}]>", cols.join(", "))
+    }
+}
+
+/// One batch handed to pyarrow by the PyCapsule interface (`pa.record_batch(obj)`).
+#[pyclass(module = "deltalens", frozen)]
+struct Batch {
+    array: Mutex<Option<RecordBatch>>,
+}
+
+#[pymethods]
+impl Batch {
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema;
+        let batch = self
+            .array
+            .try_lock()
+            .ok()
+            .and_then(|mut b| b.take())
+            .ok_or_else(|| consumed(py))?;
+        let array = arrow_array::StructArray::from(batch);
+        let data = arrow_array::Array::to_data(&array);
+        let (array, schema) = arrow_array::ffi::to_ffi(&data)
+            .map_err(|e| error::error(py, "encode_failed", &e.to_string()))?;
+        Ok((
+            PyCapsule::new_with_value(py, schema, c"arrow_schema")?,
+            PyCapsule::new_with_value(py, array, c"arrow_array")?,
+        ))
     }
 }
 

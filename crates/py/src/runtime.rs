@@ -2,7 +2,7 @@
 //! one), and waiting for a call with the GIL released and Ctrl-C still heard.
 
 use std::future::Future;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -10,22 +10,31 @@ use tokio::runtime::Runtime;
 
 use crate::error;
 
-static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+/// The runtime and the process it was made in: a child made by `fork` (multiprocessing
+/// on Linux) inherits the runtime but not its threads, so it makes its own.
+static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
 
-/// The runtime, made on first use: two worker threads (reads are I/O; decoding runs on
-/// the thread that polls the scan).
+/// The runtime, made on first use in this process: two worker threads (reads are I/O;
+/// decoding runs on the thread that polls the scan).
 pub(crate) fn runtime(py: Python<'_>) -> PyResult<&'static Runtime> {
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("deltalens")
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| error::error(py, "runtime_failed", &format!("no async runtime: {e}")))
+    let failed = |e: String| error::error(py, "runtime_failed", &format!("no async runtime: {e}"));
+    let mut current = RUNTIME.lock().map_err(|e| failed(e.to_string()))?;
+    let pid = std::process::id();
+    if let Some((made_in, rt)) = *current
+        && made_in == pid
+    {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("deltalens")
+        .enable_all()
+        .build()
+        .map_err(|e| failed(e.to_string()))?;
+    // kept for the process's life (an inherited one is left alone: its threads are gone)
+    let rt: &'static Runtime = Box::leak(Box::new(rt));
+    *current = Some((pid, rt));
+    Ok(rt)
 }
 
 /// How often a waiting call checks for a signal (Ctrl-C raises `KeyboardInterrupt`).

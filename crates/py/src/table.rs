@@ -46,13 +46,15 @@ pub(crate) struct Table {
 #[pyo3(signature = (url, *, storage_options = None, max_rows = None, max_buffered_rows = None, max_decoded_bytes = None))]
 pub(crate) fn open(
     py: Python<'_>,
-    url: &str,
+    url: std::path::PathBuf,
     storage_options: Option<&Bound<'_, PyDict>>,
     max_rows: Option<usize>,
     max_buffered_rows: Option<usize>,
     max_decoded_bytes: Option<u64>,
 ) -> PyResult<Table> {
     let options = options::storage(py, storage_options)?;
+    // a str or an os.PathLike (pathlib.Path), as deltalake and pyarrow take
+    let url = url.to_string_lossy();
     let url = match url.trim() {
         "/" => "/".to_string(),
         u => u.trim_end_matches('/').to_string(),
@@ -143,10 +145,16 @@ impl Table {
         self.url.clone()
     }
 
-    /// The latest version's number.
+    /// The latest version's number (the log is listed, no file is counted).
     fn version(&self, py: Python<'_>) -> PyResult<u64> {
-        let info = self.document(py, "/v1/info", Params::new())?;
-        info.bind(py).get_item("version")?.extract()
+        let table = self.table.clone();
+        runtime::block_on(py, move || async move {
+            table
+                .version_info(deltalens_core::VersionSpec::Latest)
+                .await
+                .map(|v| v.version)
+        })?
+        .map_err(|e| error::api(py, &e.into()))
     }
 
     /// The overview (`deltalens info --json`): version, timestamp, files, size, rows,

@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 
 import duckdb
 import polars as pl
@@ -235,11 +236,55 @@ def test_the_rows_budget_holds():
     assert e.value.code == "rows_budget_exceeded" and "10" in str(e.value)
 
 
+def scan_threads():
+    return sum(1 for c in pathlib.Path("/proc/self/task").glob("*/comm") if c.read_text().strip() == "deltalens-scan")
+
+
 def test_a_stream_left_unread_stops_its_scan():
-    t = deltalens.open(str(ROOT / "tests" / "fixtures" / "partitioned"))
+    t = deltalens.open(ROOT / "tests" / "fixtures" / "partitioned")  # a pathlib.Path too
     for _ in range(20):
         rows = t.scan()
         next(iter(rows))
         del rows
-    # the table still answers (no scan thread holds anything it needs)
+    for _ in range(50):
+        if scan_threads() == 0:
+            break
+        time.sleep(0.1)
+    assert scan_threads() == 0
+    # the table still answers
     assert t.version() >= 0
+
+
+def test_an_error_ends_the_rows_for_every_reader():
+    t = deltalens.open(str(DEMO), max_rows=10)
+    rows = t.scan()
+    with pytest.raises(deltalens.DeltaLensError) as first:
+        for _ in rows:
+            pass
+    assert first.value.code == "rows_budget_exceeded"
+    # the same error again, not an empty or short table
+    with pytest.raises(deltalens.DeltaLensError) as again:
+        rows.to_arrow()
+    assert again.value.code == "rows_budget_exceeded"
+    # read to the end: iteration stops, and the stream is read once
+    ok = t.scan(limit=5)
+    assert sum(b.num_rows for b in ok) == 5
+    assert list(ok) == []
+
+
+def _child_reads(path, q):
+    q.put(deltalens.open(path).scan().to_arrow().num_rows)
+
+
+def test_a_forked_process_reads_with_its_own_runtime():
+    import multiprocessing
+
+    t = deltalens.open(str(DEMO))
+    want = t.scan().to_arrow().num_rows  # the parent's runtime exists before the fork
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_reads, args=(str(DEMO), q))
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0, "the child hung or failed"
+    assert q.get(timeout=5) == want
