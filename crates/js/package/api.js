@@ -40,6 +40,25 @@ export function api(load) {
     scan(options) { return this.#call((t) => t.scan(options)); }
     changes(options) { return this.#call((t) => t.changes(options)); }
     diff(options) { return this.#call((t) => t.diff(options)); }
+    /** A scan's rows one record batch at a time, each as Arrow IPC stream bytes:
+     * `for await (const bytes of t.batches({ columns, filter }))`. The scan reads only as
+     * the loop asks; leaving the loop stops it. */
+    batches(options) {
+      const table = this;
+      return (async function* () {
+        const it = await table.#call(async (t) => t.batches(options));
+        try {
+          for (;;) {
+            const bytes = await it.next().catch(rethrow);
+            if (bytes === undefined) return;
+            yield bytes;
+          }
+        } finally {
+          it.stop();
+          it.free();
+        }
+      })();
+    }
     /** A query of the SQL subset on this table (its FROM must name the table opened). */
     query(sql, options) {
       if (typeof sql !== 'string') return Promise.reject(new DeltaLensError('invalid_parameter', 'the query is not a string'));

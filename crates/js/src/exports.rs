@@ -233,6 +233,33 @@ impl Table {
         self.call("/v1/scan", &options, true).await
     }
 
+    /// The rows of a scan one record batch at a time (options as `scan`'s, without
+    /// `format`): each `next()` gives a batch as Arrow IPC stream bytes, `undefined` at
+    /// the end. The rows are not held, so `maxRows` does not bound them;
+    /// `maxDecodedBytes` bounds what the whole scan decodes.
+    pub fn batches(&self, options: JsValue) -> Result<crate::batches::Batches, JsValue> {
+        let mut params = options::params(&options, "/v1/scan")?;
+        if params.iter().any(|(k, _)| k == "format") {
+            return Err(error::option(
+                "format",
+                "not an option of batches (Arrow only)",
+            ));
+        }
+        params.push(("format".into(), "arrow".into()));
+        params.push(("table".into(), self.url.clone()));
+        match parse_get("/v1/scan", &params).map_err(|e| error::api(&e))? {
+            ApiRequest::Rows { query, .. } => Ok(crate::batches::Batches::new(
+                *query,
+                self.table.clone(),
+                Limits {
+                    max_rows: None,
+                    ..self.limits
+                },
+            )),
+            _ => Err(error::js_error("internal", "not a request for rows")),
+        }
+    }
+
     /// The change data feed from version (or timestamp) `from` to `to` (the latest by
     /// default), with `_change_type`, `_commit_version` and `_commit_timestamp`. Options:
     /// `from`, `to`, `columns`, `filter`, `limit`, `format`.

@@ -14,11 +14,15 @@
 #![warn(missing_docs, unreachable_pub)]
 
 #[cfg(target_arch = "wasm32")]
+mod batches;
+#[cfg(target_arch = "wasm32")]
 mod error;
 #[cfg(target_arch = "wasm32")]
 mod exports;
 #[cfg(target_arch = "wasm32")]
 mod options;
 
+#[cfg(target_arch = "wasm32")]
+pub use batches::Batches;
 #[cfg(target_arch = "wasm32")]
 pub use exports::{Table, open_table};

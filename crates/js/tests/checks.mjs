@@ -27,6 +27,8 @@ export async function answers(deltalens, base, tables) {
         arrow: b64(await t.scan()),
         json: new TextDecoder().decode(await t.scan({ format: 'json', limit: 20 })),
       };
+      a.batches = [];
+      for await (const b of t.batches()) a.batches.push(b64(b));
       a.files_v0 = doc(await t.files({ version: 0, limit: 5 }));
       a.diff = doc(await t.diff({ from: 0, to: a.version, limit: 10 }));
       out[name] = a;
@@ -58,6 +60,15 @@ export async function behaviour(deltalens, base, table) {
   const small = await (await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 })).scan({ limit: 2, format: 'json' });
   r.withinMaxRows = JSON.parse(new TextDecoder().decode(small)).length;
   r.badMaxRows = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { maxRows: -1 }));
+  // batches: nothing is held, so maxRows does not cut them; leaving the loop stops the
+  // scan and the table goes on answering; format is not an option of it
+  const bt = await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 });
+  r.batchesPastMaxRows = [];
+  for await (const b of bt.batches()) r.batchesPastMaxRows.push(b64(b));
+  let first = 0;
+  for await (const b of bt.batches()) { first = b.length; break; }
+  r.batchesBreak = { first, after: await bt.version() };
+  r.batchesFormat = await caught(async () => { for await (const b of bt.batches({ format: 'csv' })) void b; });
   // a closed table refuses calls with a DeltaLensError; closing twice is nothing
   const c = await deltalens.openTable(`${base}/tables/${table}`);
   c.close();

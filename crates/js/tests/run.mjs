@@ -87,6 +87,7 @@ const base = `http://127.0.0.1:${server.address().port}`;
 
 function record(runtime, got) {
   let n = 0;
+  let batches = 0;
   for (const [name, a] of Object.entries(got.answers)) {
     const dir = join(outDir, runtime, name);
     mkdirSync(dir, { recursive: true });
@@ -105,6 +106,11 @@ function record(runtime, got) {
     if (a.info.num_rows !== null) assert.equal(t.numRows, a.info.num_rows, `${runtime} ${name}: rows`);
     assert.deepEqual(t.schema.fields.map((f) => f.name), a.schema.fields.map((f) => f.name), `${runtime} ${name}: columns`);
     assert.equal(JSON.parse(a.json).length, Math.min(20, t.numRows), `${runtime} ${name}: JSON rows`);
+    // the batches: together the scan's rows, each readable on its own
+    const parts = a.batches.map((x) => tableFromIPC(Buffer.from(x, 'base64')));
+    assert.equal(parts.reduce((n, p) => n + p.numRows, 0), t.numRows, `${runtime} ${name}: rows of the batches`);
+    for (const p of parts) assert.deepEqual(p.schema.fields.map((f) => f.name), t.schema.fields.map((f) => f.name));
+    batches += parts.length;
     assert.equal(a.version, a.info.version);
     n++;
   }
@@ -119,6 +125,10 @@ function record(runtime, got) {
   code('rows_budget_exceeded', 'maxRows');
   code('table_closed', 'closed');
   assert.match(b.maxRows.message, /2/);
+  const pastMax = b.batchesPastMaxRows.reduce((n, x) => n + tableFromIPC(Buffer.from(x, 'base64')).numRows, 0);
+  assert.ok(pastMax > 2, `${runtime}: batches() gave ${pastMax} rows with maxRows 2`);
+  assert.ok(b.batchesBreak.first > 0 && b.batchesBreak.after >= 0, `${runtime}: ${JSON.stringify(b.batchesBreak)}`);
+  code('invalid_parameter', 'batchesFormat');
   assert.equal(b.withinMaxRows, 2);
   code('invalid_parameter', 'badMaxRows');
   for (const k of ['notATable', 'badOption', 'badParam']) assert.ok(b[k].isClass && b[k].isError, `${runtime}: ${k} is a DeltaLensError`);
@@ -129,7 +139,7 @@ function record(runtime, got) {
   code('table_not_allowed', 'otherTable');
   assert.equal(b.otherTableRequests, 0, `${runtime}: a refused query made requests`);
   assert.deepEqual(b.proto, { own: true, prototype: true, polluted: false }, `${runtime}: __proto__ in a log`);
-  console.log(`js package, ${runtime}: ${n} tables read and recorded; errors, fetch hook (${b.hookRequests} requests) and query checked`);
+  console.log(`js package, ${runtime}: ${n} tables read and recorded (${batches} record batches through batches(), rows equal to scan()); errors, fetch hook (${b.hookRequests} requests) and query checked`);
   return n;
 }
 

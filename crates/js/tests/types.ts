@@ -15,6 +15,10 @@ async function use(): Promise<void> {
   const unsafe: number = files[0].size;
   const arrow: Uint8Array = await t.scan({ columns: names, filter: "id > 3", limit: 100 });
   const csv: Uint8Array = await t.scan({ format: 'csv' });
+  for await (const batch of t.batches({ columns: names, limit: 10 })) {
+    const b: Uint8Array = batch;
+    void b;
+  }
   const changes: Uint8Array = await t.changes({ from: 0, to: 3 });
   const d: Record<string, unknown> = await t.diff({ from: 0, to: v, limit: 5 });
   const q: Uint8Array = await t.query("SELECT COUNT(*) FROM 'https://example.com/tables/demo'", { format: 'json' });
