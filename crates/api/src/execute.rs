@@ -324,11 +324,9 @@ pub trait RowSink {
 }
 
 /// Whether `query`'s rows can go out as the scan reads them: nothing to group, aggregate
-/// or order, and no filter that runs after the change rows are made.
+/// or order (a filter on the change columns runs on each batch as it comes).
 fn streams(query: &Query) -> bool {
-    !query.aggregates()
-        && query.order_by.is_empty()
-        && post_filter(query, &change_cols_of(query)).is_none()
+    !query.aggregates() && query.order_by.is_empty()
 }
 
 /// [`execute_limited`], handing the rows to `sink` batch by batch while the scan reads
@@ -354,10 +352,20 @@ pub async fn execute_streaming(
         }
         return Ok(out.version);
     }
+    let change_cols = change_cols_of(query);
+    // a filter on `_change_type` & co. runs on each batch once the change rows are made
+    // (the scan can neither apply it nor stop at the limit)
+    let late = post_filter(query, &change_cols);
     let options = ScanOptions {
-        columns: input_columns(query, &change_cols_of(query))?,
-        limit: rows_to_read(query.limit, limits.max_rows),
-        filter: query.filter.clone(),
+        columns: input_columns(query, &change_cols)?,
+        limit: match late {
+            Some(_) => None,
+            None => rows_to_read(query.limit, limits.max_rows),
+        },
+        filter: match late {
+            Some(_) => None,
+            None => query.filter.clone(),
+        },
         max_decoded_bytes: limits.max_decoded_bytes,
         ..Default::default()
     };
@@ -384,6 +392,19 @@ pub async fn execute_streaming(
                     }
                 }
                 Event::Batch(b) => {
+                    let b = match late.map(|f| {
+                        f.evaluate(&b).map_err(ApiError::from).and_then(|mask| {
+                            arrow_select::filter::filter_record_batch(&b, &mask)
+                                .map_err(|e| ApiError::compute("the filter", e))
+                        })
+                    }) {
+                        None => b,
+                        Some(Ok(kept)) => kept,
+                        Some(Err(e)) => {
+                            failed = Some(e);
+                            return Ok(false);
+                        }
+                    };
                     let b = match left {
                         Some(l) => {
                             let n = b.num_rows().min(l);
@@ -721,6 +742,7 @@ mod tests {
             "SELECT * FROM table_changes('memory://cdf', 0)",
             "SELECT * FROM table_changes('memory://cdf', 1, 2) LIMIT 2",
             "SELECT * FROM table_changes('memory://cdf', 0) WHERE _change_type = 'delete'",
+            "SELECT * FROM table_changes('memory://cdf', 0) WHERE _change_type <> 'delete' LIMIT 2",
         ] {
             let got = stream(sql, limits, None).unwrap_or_else(|e| panic!("{sql}: {e}"));
             let want = whole(sql, limits).unwrap();
