@@ -141,7 +141,7 @@ export declare class Table {
   /** Rows: Arrow IPC stream bytes (`tableFromIPC` of apache-arrow reads them), or JSON, JSON lines, CSV. */
   scan(options?: ScanOptions): Promise<Uint8Array>;
   /** The rows one record batch at a time, each Arrow IPC stream bytes (`for await … of`); the scan reads as the loop asks and stops when it is left. `maxRows` does not apply (nothing is held); `maxDecodedBytes` does. */
-  batches(options?: Omit<ScanOptions, 'format'>): AsyncIterableIterator<Uint8Array>;
+  batches(options?: Omit<ScanOptions, 'format'> & { /** Rows per batch at most. */ batchSize?: number }): AsyncIterableIterator<Uint8Array>;
   /** The change data feed, with `_change_type`, `_commit_version` and `_commit_timestamp`. */
   changes(options: ChangesOptions): Promise<Uint8Array>;
   /** What changed between two versions (`deltalens diff --json`): files, deletion vectors, schema, protocol, properties, rows. */

@@ -27,16 +27,30 @@ struct Queue {
     batches: VecDeque<RecordBatch>,
 }
 
-/// The scan's sink: into the queue.
-struct Push(Rc<RefCell<Queue>>);
+/// The scan's sink: into the queue, in batches of at most `size` rows.
+struct Push {
+    queue: Rc<RefCell<Queue>>,
+    size: Option<usize>,
+}
 
 impl RowSink for Push {
     fn schema(&mut self, schema: SchemaRef) -> bool {
-        self.0.borrow_mut().schema = Some(schema);
+        self.queue.borrow_mut().schema = Some(schema);
         true
     }
     fn batch(&mut self, batch: RecordBatch) -> bool {
-        self.0.borrow_mut().batches.push_back(batch);
+        let mut q = self.queue.borrow_mut();
+        match self.size {
+            Some(size) if batch.num_rows() > size => {
+                let mut at = 0;
+                while at < batch.num_rows() {
+                    let n = size.min(batch.num_rows() - at);
+                    q.batches.push_back(batch.slice(at, n));
+                    at += n;
+                }
+            }
+            _ => q.batches.push_back(batch),
+        }
         true
     }
 }
@@ -53,9 +67,17 @@ pub struct Batches {
 
 impl Batches {
     /// The batches of `query` on `table`; nothing is read until `next()`.
-    pub(crate) fn new(query: Query, table: deltalens_core::Table, limits: Limits) -> Batches {
+    pub(crate) fn new(
+        query: Query,
+        table: deltalens_core::Table,
+        limits: Limits,
+        batch_size: Option<usize>,
+    ) -> Batches {
         let queue = Rc::new(RefCell::new(Queue::default()));
-        let mut sink = Push(queue.clone());
+        let mut sink = Push {
+            queue: queue.clone(),
+            size: batch_size,
+        };
         let scan: Scan =
             Box::pin(async move { execute_streaming(&query, &table, limits, &mut sink).await });
         Batches {

@@ -234,11 +234,24 @@ impl Table {
     }
 
     /// The rows of a scan one record batch at a time (options as `scan`'s, without
-    /// `format`): each `next()` gives a batch as Arrow IPC stream bytes, `undefined` at
-    /// the end. The rows are not held, so `maxRows` does not bound them;
+    /// `format`; `batchSize`: rows per batch at most): each `next()` gives a batch as
+    /// Arrow IPC stream bytes, `undefined` at the end. The rows are not held, so `maxRows` does not bound them;
     /// `maxDecodedBytes` bounds what the whole scan decodes.
     pub fn batches(&self, options: JsValue) -> Result<crate::batches::Batches, JsValue> {
         let mut params = options::params(&options, "/v1/scan")?;
+        // rows per batch at most (a larger batch of the scan is cut, without a copy)
+        let batch_size = match params.iter().position(|(k, _)| k == "batchSize") {
+            None => None,
+            Some(i) => {
+                let (_, v) = params.remove(i);
+                Some(
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|n| *n >= 1)
+                        .ok_or_else(|| error::option("batchSize", "not a whole number from 1"))?,
+                )
+            }
+        };
         if params.iter().any(|(k, _)| k == "format") {
             return Err(error::option(
                 "format",
@@ -255,6 +268,7 @@ impl Table {
                     max_rows: None,
                     ..self.limits
                 },
+                batch_size,
             )),
             _ => Err(error::js_error("internal", "not a request for rows")),
         }

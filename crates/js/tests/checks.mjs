@@ -68,6 +68,9 @@ export async function behaviour(deltalens, base, table) {
   let first = 0;
   for await (const b of bt.batches()) { first = b.length; break; }
   r.batchesBreak = { first, after: await bt.version() };
+  r.batchSize = [];
+  for await (const b of bt.batches({ batchSize: 2 })) r.batchSize.push(b64(b));
+  r.badBatchSize = await caught(async () => { for await (const b of bt.batches({ batchSize: 0 })) void b; });
   r.batchesFormat = await caught(async () => { for await (const b of bt.batches({ format: 'csv' })) void b; });
   // a closed table refuses calls with a DeltaLensError; closing twice is nothing
   const c = await deltalens.openTable(`${base}/tables/${table}`);

@@ -129,6 +129,10 @@ function record(runtime, got) {
   assert.ok(pastMax > 2, `${runtime}: batches() gave ${pastMax} rows with maxRows 2`);
   assert.ok(b.batchesBreak.first > 0 && b.batchesBreak.after >= 0, `${runtime}: ${JSON.stringify(b.batchesBreak)}`);
   code('invalid_parameter', 'batchesFormat');
+  code('invalid_parameter', 'badBatchSize');
+  const sized = b.batchSize.map((x) => tableFromIPC(Buffer.from(x, 'base64')).numRows);
+  assert.ok(sized.every((n) => n >= 1 && n <= 2), `${runtime}: batchSize 2 gave ${sized}`);
+  assert.equal(sized.reduce((n, m) => n + m, 0), pastMax, `${runtime}: batchSize 2 lost rows`);
   assert.equal(b.withinMaxRows, 2);
   code('invalid_parameter', 'badMaxRows');
   for (const k of ['notATable', 'badOption', 'badParam']) assert.ok(b[k].isClass && b[k].isError, `${runtime}: ${k} is a DeltaLensError`);

@@ -15,7 +15,7 @@ async function use(): Promise<void> {
   const unsafe: number = files[0].size;
   const arrow: Uint8Array = await t.scan({ columns: names, filter: "id > 3", limit: 100 });
   const csv: Uint8Array = await t.scan({ format: 'csv' });
-  for await (const batch of t.batches({ columns: names, limit: 10 })) {
+  for await (const batch of t.batches({ columns: names, limit: 10, batchSize: 4 })) {
     const b: Uint8Array = batch;
     void b;
   }
