@@ -697,13 +697,18 @@ mod tests {
         }
     }
 
-    fn stream(sql: &str, limits: Limits, stop_after: Option<usize>) -> Result<Collect> {
-        let q = crate::sql::parse_sql(sql).unwrap();
-        let table = match &q.source {
+    /// The fixture a query names (`memory://NAME`).
+    fn fixture_of(q: &Query) -> Table {
+        match &q.source {
             Source::Table { url, .. } | Source::Changes { url, .. } => {
                 fixture(url.trim_start_matches("memory://"))
             }
-        };
+        }
+    }
+
+    fn stream(sql: &str, limits: Limits, stop_after: Option<usize>) -> Result<Collect> {
+        let q = crate::sql::parse_sql(sql).unwrap();
+        let table = fixture_of(&q);
         let mut sink = Collect {
             stop_after,
             ..Default::default()
@@ -714,11 +719,7 @@ mod tests {
 
     fn whole(sql: &str, limits: Limits) -> Result<RecordBatch> {
         let q = crate::sql::parse_sql(sql).unwrap();
-        let table = match &q.source {
-            Source::Table { url, .. } | Source::Changes { url, .. } => {
-                fixture(url.trim_start_matches("memory://"))
-            }
-        };
+        let table = fixture_of(&q);
         let out = block_on(execute_limited(&q, &table, limits))?;
         Ok(arrow_select::concat::concat_batches(&out.schema, &out.batches).unwrap())
     }

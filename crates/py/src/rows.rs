@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::error;
-use crate::runtime;
+use crate::runtime::{self, SIGNAL_CHECK};
 
 /// What the scan sends: the schema first, then batches, then the end or the error that
 /// ended it (a channel closed without either is an error: the scan died).
@@ -168,9 +168,6 @@ fn recv(py: Python<'_>, rx: &Chan) -> PyResult<Msg> {
         }
     }
 }
-
-/// How often a wait checks for Ctrl-C.
-const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The rest of a stream for an Arrow consumer: batches until the end; an error ends it
 /// with the error's code and message.
@@ -344,7 +341,7 @@ impl Rows {
         let batches = self.collect(py)?;
         let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), self.schema.clone());
         let holder = Stream {
-            capsule: Mutex::new(Some(Box::new(reader))),
+            reader: Mutex::new(Some(Box::new(reader))),
         };
         pa.call_method1("table", (Bound::new(py, holder)?,))
     }
@@ -450,7 +447,7 @@ impl Batch {
 /// Batches already read, handed to pyarrow as a stream (the PyCapsule interface).
 #[pyclass(module = "deltalens", frozen)]
 struct Stream {
-    capsule: Mutex<Option<Box<dyn RecordBatchReader + Send>>>,
+    reader: Mutex<Option<Box<dyn RecordBatchReader + Send>>>,
 }
 
 #[pymethods]
@@ -463,7 +460,7 @@ impl Stream {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
         let reader = self
-            .capsule
+            .reader
             .lock()
             .ok()
             .and_then(|mut c| c.take())

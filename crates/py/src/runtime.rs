@@ -38,7 +38,7 @@ pub(crate) fn runtime(py: Python<'_>) -> PyResult<&'static Runtime> {
 }
 
 /// How often a waiting call checks for a signal (Ctrl-C raises `KeyboardInterrupt`).
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
 /// Run the future `work()` makes to its end with the GIL released; a signal (Ctrl-C)
 /// stops waiting for it and raises in Python (the work is dropped: deltalens writes

@@ -126,6 +126,28 @@ impl Table {
         to_python(py, &doc)
     }
 
+    /// A rows route's answer with `columns`, `filter` and `limit` besides `params`.
+    fn rows_of(
+        &self,
+        py: Python<'_>,
+        route: &str,
+        mut params: Params,
+        columns: Option<&Bound<'_, PyAny>>,
+        filter: Option<String>,
+        limit: Option<usize>,
+    ) -> PyResult<Rows> {
+        push(
+            &mut params,
+            "columns",
+            columns.map(|c| options::columns(py, c)).transpose()?,
+        );
+        push(&mut params, "filter", filter);
+        push(&mut params, "limit", limit.map(|l| l.to_string()));
+        push(&mut params, "format", Some("arrow".into()));
+        let api = self.request(py, route, params)?;
+        self.rows(py, api)
+    }
+
     /// A rows route's answer, streaming.
     fn rows(&self, py: Python<'_>, api: ApiRequest) -> PyResult<Rows> {
         match api {
@@ -264,17 +286,8 @@ impl Table {
         filter: Option<String>,
         limit: Option<usize>,
     ) -> PyResult<Rows> {
-        let mut p = at(py, version, timestamp)?;
-        push(
-            &mut p,
-            "columns",
-            columns.map(|c| options::columns(py, c)).transpose()?,
-        );
-        push(&mut p, "filter", filter);
-        push(&mut p, "limit", limit.map(|l| l.to_string()));
-        push(&mut p, "format", Some("arrow".into()));
-        let api = self.request(py, "/v1/scan", p)?;
-        self.rows(py, api)
+        let p = at(py, version, timestamp)?;
+        self.rows_of(py, "/v1/scan", p, columns, filter, limit)
     }
 
     /// The change data feed (Trino's `table_changes`, deltalake's `load_cdf`) from
@@ -324,16 +337,7 @@ impl Table {
             "to",
             bound("ending_version", ending_version, ending_timestamp)?,
         );
-        push(
-            &mut p,
-            "columns",
-            columns.map(|c| options::columns(py, c)).transpose()?,
-        );
-        push(&mut p, "filter", filter);
-        push(&mut p, "limit", limit.map(|l| l.to_string()));
-        push(&mut p, "format", Some("arrow".into()));
-        let api = self.request(py, "/v1/changes", p)?;
-        self.rows(py, api)
+        self.rows_of(py, "/v1/changes", p, columns, filter, limit)
     }
 
     /// Run a query of the SQL subset (`SELECT … FROM '<url>' [VERSION AS OF n] [WHERE …]
