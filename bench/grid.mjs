@@ -6,7 +6,10 @@
 // and no long task > 50 ms while scrolling (a quiet machine: CI prints them). The DOM row
 // bound holds on any machine and is always checked. The scrolling is mouse-wheel input of
 // a screen and a half per step. TRACE=1 also records a Chromium trace and prints what
-// each long task spent its time on (the tracer's own cost then counts in the tasks).
+// each long task spent its time on (the tracer's own cost then counts in the tasks);
+// TRACE_OUT=FILE keeps the trace (chrome://tracing, Perfetto). Then the same steps over a
+// plain-JS grid of the same rows and CSS (the floor: what this machine does without the
+// explorer's code), side by side; FLOOR=0 skips it.
 //
 //   BASE=http://127.0.0.1:PORT TABLE=grid120k ROWS=100000 [GOALS=1] [TRACE=1] node bench/grid.mjs
 import { createRequire } from 'node:module';
@@ -33,7 +36,7 @@ await page.evaluate(() => {
   window.__bench.clicked = start;
   const seen = () => {
     const s = document.querySelector('#data-summary')?.innerText || '';
-    if (/^\d+ rows/.test(s) && parseInt(s, 10) >= 100 && document.querySelectorAll('#data-grid tbody tr.row').length > 0) {
+    if (/^\d+ rows/.test(s) && parseInt(s, 10) >= 100 && document.querySelectorAll('#data-grid .row').length > 0) {
       window.__bench.firstRows = performance.now() - start;
       return true;
     }
@@ -78,7 +81,7 @@ for (;;) {
     const t = window.__bench.stepAt;
     window.__bench.scrolled.then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
       window.__bench.frames.push(performance.now() - t);
-      resolve({ dom: document.querySelectorAll('#data-grid tbody tr.row').length, top: el.scrollTop, height: el.scrollHeight, client: el.clientHeight });
+      resolve({ dom: document.querySelectorAll('#data-grid .row').length, top: el.scrollTop, height: el.scrollHeight, client: el.clientHeight });
     })));
   }));
   steps++;
@@ -91,9 +94,13 @@ for (;;) {
   if (Date.now() - t0 > 600000) throw new Error(`not at ${ROWS} rows after 10 min (${loaded} loaded)`);
 }
 const loaded = await rowsLoaded();
+// the explorer's own style sheets, for the floor below
+const pageCss = await page.evaluate(() => [...document.styleSheets].map((sh) => { try { return [...sh.cssRules].map((r) => r.cssText).join('\n'); } catch { return ''; } }).join('\n'));
 const b = await page.evaluate((s) => ({ long: window.__bench.longtasks.filter((t) => t.at >= s), frames: window.__bench.frames }), scrollStart);
 const scrollMs = Date.now() - t0;
-const trace = TRACE ? JSON.parse((await browser.stopTracing()).toString('utf8')) : { traceEvents: [] };
+const traceBytes = TRACE ? await browser.stopTracing() : null;
+if (traceBytes && process.env.TRACE_OUT) (await import('node:fs')).writeFileSync(process.env.TRACE_OUT, traceBytes);
+const trace = traceBytes ? JSON.parse(traceBytes.toString('utf8')) : { traceEvents: [] };
 await browser.close();
 
 // the trace's main-thread tasks over 50 ms, and the work inside each by kind
@@ -108,6 +115,61 @@ const traceLines = tasks.map((t) => {
   return `${(t.dur / 1000).toFixed(0)} ms: ${Object.entries(by).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([n, ms]) => `${n} ${ms.toFixed(0)}`).join(', ')}`;
 });
 
+// The floor: the same rows in the same CSS, drawn by a few lines of plain JS (no
+// framework, no wasm, rows made from strings), scrolled by the same steps in a fresh page.
+// Whatever long tasks it has are this machine's (layout, paint, the scheduler), not the
+// explorer's. FLOOR=0 skips it.
+async function floorRun(stepCount, css) {
+  const fb = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', '--disable-smooth-scrolling'] });
+  const fp = await fb.newPage({ viewport: { width: 1400, height: 900 } });
+  await fp.setContent(`<html><head><style>${css}</style></head><body><main><div id="data"><div class="scroll window grid">
+    <div class="wgrid" id="g"><div class="whead"><div class="hrow"></div></div><div class="wbody" id="b"></div></div></div></div></main></body></html>`);
+  await fp.evaluate(() => {
+    const w = document.querySelector('#data .scroll');
+    const b = document.getElementById('b');
+    const g = document.getElementById('g');
+    const widths = [126, 206, 190, 102, 126, 126, 78];
+    g.style.cssText = `width: ${widths.reduce((x, y) => x + y)}px; --cols: ${widths.map((x) => `${x}px`).join(' ')}`;
+    b.style.height = `${100000 * 26}px`;
+    const cells = (i) => [String(i), i % 1000 ? `user-${i % 9973}` : 'x'.repeat(300), new Date(Date.UTC(2024, 0, 1) + 37000 * i).toISOString().slice(0, 19) + 'Z',
+      new Date(Date.UTC(2024, 0, 1) + 86400000 * Math.floor(i / 5000)).toISOString().slice(0, 10), ((i % 100000) / 100).toFixed(2), i % 97 ? String(i / 7) : '∅', String(i % 3 === 0)];
+    const row = (i) => {
+      const r = document.createElement('div');
+      r.className = 'row';
+      r.style.top = `${i * 26}px`;
+      for (const c of cells(i)) { const d = document.createElement('div'); d.textContent = c; r.appendChild(d); }
+      return r;
+    };
+    const draw = () => {
+      const top = Math.floor(w.scrollTop / 26);
+      const first = Math.max(0, top - 6);
+      b.replaceChildren(...Array.from({ length: Math.ceil(w.clientHeight / 26) + 12 }, (_, k) => row(first + k)));
+    };
+    draw();
+    w.addEventListener('scroll', () => setTimeout(draw, 0));
+    window.__bench = { longtasks: [], frames: [] };
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__bench.longtasks.push(e.duration); }).observe({ type: 'longtask', buffered: false });
+  });
+  const fbox = await fp.locator('#data .scroll').boundingBox();
+  await fp.mouse.move(fbox.x + fbox.width / 2, fbox.y + fbox.height / 2);
+  for (let i = 0; i < stepCount; i++) {
+    await fp.evaluate(() => {
+      const el = document.querySelector('#data .scroll');
+      window.__bench.stepAt = performance.now();
+      window.__bench.scrolled = new Promise((resolve) => el.addEventListener('scroll', resolve, { once: true }));
+    });
+    await fp.mouse.wheel(0, Math.round(fbox.height * 1.5));
+    await fp.evaluate(() => new Promise((resolve) => {
+      const t = window.__bench.stepAt;
+      window.__bench.scrolled.then(() => requestAnimationFrame(() => requestAnimationFrame(() => { window.__bench.frames.push(performance.now() - t); resolve(); })));
+    }));
+  }
+  const out = await fp.evaluate(() => window.__bench);
+  await fb.close();
+  return out;
+}
+const floor = process.env.FLOOR === '0' ? null : await floorRun(steps, pageCss);
+
 const sorted = [...b.frames].sort((x, y) => x - y);
 const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] || 0;
 const longest = b.long.reduce((m, t) => Math.max(m, t.ms), 0);
@@ -115,6 +177,12 @@ console.log(`grid: ${TABLE}: first 100 rows in ${firstRows.toFixed(0)} ms after 
 console.log(`grid: ${loaded} rows loaded and scrolled in ${steps} steps, ${(scrollMs / 1000).toFixed(1)} s; DOM rows at most ${maxDom}`);
 console.log(`grid: two-frame time per scroll step p50 ${pct(0.5).toFixed(1)} ms, p95 ${pct(0.95).toFixed(1)} ms, max ${pct(1).toFixed(1)} ms`);
 console.log(`grid: long tasks while scrolling${TRACE ? ' (traced)' : ''}: ${b.long.length}${b.long.length ? `, longest ${longest.toFixed(0)} ms (at ${b.long.map((t) => `${((t.at - scrollStart) / 1000).toFixed(1)} s: ${t.ms.toFixed(0)} ms`).join(", ")})` : ''}`);
+if (floor) {
+  const fs2 = [...floor.frames].sort((x, y) => x - y);
+  const fl = floor.longtasks.reduce((m, t) => Math.max(m, t), 0);
+  console.log(`grid: floor (the same rows and CSS drawn by plain JS, same steps): two-frame p50 ${fs2[fs2.length >> 1].toFixed(1)} ms, p95 ${fs2[Math.floor(fs2.length * 0.95)].toFixed(1)} ms; long tasks ${floor.longtasks.length}${floor.longtasks.length ? `, longest ${fl.toFixed(0)} ms` : ''}`);
+  console.log(`grid: explorer / floor: two-frame p50 ${(pct(0.5) / fs2[fs2.length >> 1]).toFixed(2)}x; long tasks ${b.long.length} vs ${floor.longtasks.length}`);
+}
 if (traceLines.length) console.log(`grid: trace, tasks over 50 ms (what ran inside, ms; nested kinds overlap):\n  ${traceLines.join('\n  ')}`);
 let bad = 0;
 if (maxDom > 200) { console.log(`FAIL: ${maxDom} DOM rows (goal <= 200)`); bad++; }

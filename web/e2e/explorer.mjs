@@ -178,14 +178,14 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   budgets.page_load_to_100_rows = await text(page, '#io');
   // a windowed grid: 100 rows loaded, only those in view (and a margin) in the DOM
   assert.equal(await page.locator('#data-grid').getAttribute('aria-rowcount'), '101');
-  const domRows = await page.locator('#data-grid tbody tr.row').count();
+  const domRows = await page.locator('#data-grid .row').count();
   assert.ok(domRows >= 10 && domRows < 100, `${domRows} rows in the DOM`);
-  const headers = await page.locator('#data-grid thead th .name').allInnerTexts();
+  const headers = await page.locator('#data-grid .th .name').allInnerTexts();
   assert.deepEqual(headers, demo.columns);
   // headers: the Delta type, nulls and the range of the loaded rows
   const ti0 = demo.columns.indexOf('event_time');
-  assert.equal(await page.locator(`#data-grid thead th:nth-child(${ti0 + 1}) .type`).innerText(), 'timestamp');
-  assert.match(await page.locator(`#data-grid thead th:nth-child(${ti0 + 1}) .stats`).innerText(), /^0 nulls · \d{4}-.* … \d{4}-/);
+  assert.equal(await page.locator(`#data-grid .th:nth-child(${ti0 + 1}) .type`).innerText(), 'timestamp');
+  assert.match(await page.locator(`#data-grid .th:nth-child(${ti0 + 1}) .stats`).innerText(), /^0 nulls · \d{4}-.* … \d{4}-/);
   await page.screenshot({ path: `${ART}/demo-data.png`, fullPage: true });
   // scrolling to the bottom loads the next page, appended
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); });
@@ -193,23 +193,23 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   await idle(page);
   const loadedRows = parseInt(await text(page, '#data-summary'), 10);
   assert.equal(await page.locator('#data-grid').getAttribute('aria-rowcount'), String(loadedRows + 1));
-  assert.ok(await page.locator('#data-grid tbody tr.row').count() < 100, 'still windowed');
+  assert.ok(await page.locator('#data-grid .row').count() < 100, 'still windowed');
   // sort the loaded rows by a column, both ways
   const idCol = demo.columns.indexOf('event_time') + 1;
-  await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
+  await page.click(`#data-grid .th:nth-child(${idCol}) button.sort`);
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
   // (rows are drawn in a task after the scroll)
-  await page.waitForFunction(() => document.querySelector('#data-grid tbody tr.row')?.getAttribute('aria-rowindex') === '2');
-  assert.equal(await page.locator(`#data-grid thead th:nth-child(${idCol})`).getAttribute('aria-sort'), 'ascending');
-  const asc = await page.locator(`#data-grid tbody tr.row td:nth-child(${idCol})`).allInnerTexts();
+  await page.waitForFunction(() => document.querySelector('#data-grid .row')?.getAttribute('aria-rowindex') === '2');
+  assert.equal(await page.locator(`#data-grid .th:nth-child(${idCol})`).getAttribute('aria-sort'), 'ascending');
+  const asc = await page.locator(`#data-grid .row > :nth-child(${idCol})`).allInnerTexts();
   assert.deepEqual(asc, [...asc].sort(), 'ascending event_time');
-  await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
-  const desc = await page.locator(`#data-grid tbody tr.row td:nth-child(${idCol})`).allInnerTexts();
+  await page.click(`#data-grid .th:nth-child(${idCol}) button.sort`);
+  const desc = await page.locator(`#data-grid .row > :nth-child(${idCol})`).allInnerTexts();
   assert.deepEqual(desc, [...desc].sort().reverse(), 'descending event_time');
-  await page.click(`#data-grid thead th:nth-child(${idCol}) button.sort`);
+  await page.click(`#data-grid .th:nth-child(${idCol}) button.sort`);
   // copy a cell and its row as JSON
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
-  await page.locator(`#data-grid tbody tr.row >> nth=0 >> td >> nth=${idCol - 1}`).click();
+  await page.locator(`#data-grid .row >> nth=0 >> [role=gridcell] >> nth=${idCol - 1}`).click();
   await page.click('#copy-row');
   await waitText(page, '#copy-said', /copied the row/);
   const row = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
@@ -219,7 +219,7 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   assert.equal(JSON.parse(await page.evaluate(() => navigator.clipboard.readText())), row.event_time);
   // the selection is drawn on the one cell selected, follows the arrow keys, and holds
   // when its row scrolls out of the window and back (the row is drawn again)
-  const marked = () => page.evaluate(() => [...document.querySelectorAll('#data-grid td.selected, #data-grid td[aria-selected]')]
+  const marked = () => page.evaluate(() => [...document.querySelectorAll('#data-grid .selected, #data-grid [aria-selected]')]
     .map((td) => `${td.parentElement.getAttribute('aria-rowindex')}:${td.dataset.c}:${td.getAttribute('aria-selected')}`));
   assert.deepEqual(await marked(), [`2:${idCol - 1}:true`]);
   await page.focus('#data .scroll');
@@ -227,10 +227,10 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   await page.keyboard.press('ArrowRight');
   assert.deepEqual(await marked(), [`3:${idCol}:true`]);
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = el.scrollHeight; });
-  await page.waitForFunction(() => !document.querySelector('#data-grid tr[aria-rowindex="3"]'));
+  await page.waitForFunction(() => !document.querySelector('#data-grid .row[aria-rowindex="3"]'));
   assert.deepEqual(await marked(), []);
   await page.locator('#data .scroll').evaluate((el) => { el.scrollTop = 0; });
-  await page.waitForFunction(() => document.querySelector('#data-grid tr[aria-rowindex="3"]'));
+  await page.waitForFunction(() => document.querySelector('#data-grid .row[aria-rowindex="3"]'));
   assert.deepEqual(await marked(), [`3:${idCol}:true`]);
   // downloads of the current result
   for (const [label, check] of [
@@ -259,7 +259,7 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   // timestamps (UTC) read as the CLI prints them, not blank cells
   const ti = demo.columns.indexOf('event_time');
   assert.ok(ti >= 0, `the demo table has an event_time column: ${demo.columns}`);
-  const cell = await page.locator(`#data-grid tbody tr.row >> nth=0 >> td >> nth=${ti}`).innerText();
+  const cell = await page.locator(`#data-grid .row >> nth=0 >> [role=gridcell] >> nth=${ti}`).innerText();
   assert.match(cell, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/, `event_time cell ${JSON.stringify(cell)}`);
   // all rows, then at version 1 (the slider), then filtered
   await page.fill('#limit', '10000');
@@ -274,7 +274,7 @@ await check('demo: data, time travel, filter, first 100 rows', async (page) => {
   await page.fill('#filter', "event_date = '2019-10-01'");
   await page.click('#run');
   await waitText(page, '#data-summary', new RegExp(`^${demo.filtered_rows} rows`));
-  const dates = new Set(await page.locator('#data-grid tbody tr.row td:nth-child(10)').allInnerTexts());
+  const dates = new Set(await page.locator('#data-grid .row > :nth-child(10)').allInnerTexts());
   assert.deepEqual([...dates], ['2019-10-01']);
   // TIMESTAMP AS OF a date before the table existed: a readable error
   await page.fill('#timestamp', '2001-01-01');
@@ -396,9 +396,9 @@ await check('a bad URL shows a readable error', async (page) => {
 await check('HTML in column names and values renders as text', async (page, dialogs) => {
   await open(page, 'xss', '&tab=data');
   await waitText(page, '#data-summary', /^2 rows/);
-  const headers = await page.locator('#data-grid thead th .name').allInnerTexts();
+  const headers = await page.locator('#data-grid .th .name').allInnerTexts();
   assert.deepEqual(headers, ['<img src=x onerror=alert(1)>', 'name']);
-  const cells = await page.locator('#data-grid tbody td').allInnerTexts();
+  const cells = await page.locator('#data-grid [role=gridcell]').allInnerTexts();
   assert.ok(cells.includes("<script>alert('xss')</script>"), cells.join('|'));
   assert.equal(await page.locator('#data-grid img, #data-grid script, #data-grid b').count(), 0);
   await tab(page, 'schema');

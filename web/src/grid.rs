@@ -7,7 +7,7 @@
 use deltalens_present::loaded::Loaded;
 use leptos::prelude::*;
 
-/// Height of one row in CSS pixels (`.window tbody tr` in style.css).
+/// Height of one row in CSS pixels (`.wbody .row` in style.css).
 pub const ROW_PX: f64 = 26.0;
 /// Rows rendered above and below the visible ones.
 const OVERSCAN: usize = 6;
@@ -78,7 +78,7 @@ fn clip(s: &str) -> String {
 /// selected or not (nothing when it is not drawn).
 fn mark_cell(el: NodeRef<leptos::html::Div>, (pos, col): (usize, usize), on: bool) {
     let Some(el) = el.get_untracked() else { return };
-    let css = format!("tr[aria-rowindex=\"{}\"] > td[data-c=\"{col}\"]", pos + 2);
+    let css = format!(".row[aria-rowindex=\"{}\"] > [data-c=\"{col}\"]", pos + 2);
     let Ok(Some(td)) = el.query_selector(&css) else {
         return;
     };
@@ -186,7 +186,8 @@ pub fn WindowGrid(
         }
     });
     on_cleanup(move || on_resize.remove());
-    // the rows in view: a page appended below them changes nothing drawn but the spacer
+    // the rows in view: a page appended below them changes nothing drawn but the body's
+    // height
     let win = Memo::new(move |_| window(scroll_top.get(), view_px.get(), rows.get()));
     // the headers, once per change of the rows (the table's width reads them too)
     // the headers: built again only when the columns change; the notes (nulls and range
@@ -227,9 +228,6 @@ pub fn WindowGrid(
             .map(|pos| (id, pos, at(pos)))
             .collect::<Vec<_>>()
     });
-    let width = move || {
-        loaded.with_untracked(|l| l.as_ref().map_or(1, |l| l.schema().fields().len().max(1)))
-    };
     let row = move |(_, pos, shown): (u64, usize, usize)| {
         let cells = loaded
             .with_untracked(|l| l.as_ref().map(|l| l.text(&[shown], "∅")))
@@ -239,7 +237,7 @@ pub fn WindowGrid(
         // draws a screen of new cells)
         let picked = selected.get_untracked().filter(|s| s.0 == pos).map(|s| s.1);
         let tds = match cells {
-            Err(e) => view! { <td colspan=width() class="error">{e.to_string()}</td> }.into_any(),
+            Err(e) => view! { <div role="gridcell" class="error">{e.to_string()}</div> }.into_any(),
             Ok(mut cells) => cells
                 .pop()
                 .unwrap_or_default()
@@ -248,14 +246,15 @@ pub fn WindowGrid(
                 .map(|(c, text)| {
                     let on = picked == Some(c);
                     view! {
-                        <td data-c=c.to_string() class:selected=on
-                            aria-selected=on.then_some("true")>{text}</td>
+                        <div role="gridcell" data-c=c.to_string() class:selected=on
+                            aria-selected=on.then_some("true")>{text}</div>
                     }
                 })
                 .collect_view()
                 .into_any(),
         };
-        view! { <tr class="row" aria-rowindex=(pos + 2).to_string()>{tds}</tr> }
+        let top = format!("top: {}px", pos as f64 * ROW_PX);
+        view! { <div role="row" class="row" aria-rowindex=(pos + 2).to_string() style=top>{tds}</div> }
     };
     // the selection moves: unmark the cell it left and mark the one it reached, if they
     // are drawn
@@ -275,7 +274,7 @@ pub fn WindowGrid(
         let Some(td) = ev
             .target()
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|e| e.closest("td[data-c]").ok().flatten())
+            .and_then(|e| e.closest("[data-c]").ok().flatten())
         else {
             return;
         };
@@ -291,13 +290,8 @@ pub fn WindowGrid(
             selected.set(Some((pos, col)));
         }
     };
-    let above = move || format!("height: {}px", win.get().0 as f64 * ROW_PX);
-    let below = move || {
-        format!(
-            "height: {}px",
-            rows.get().saturating_sub(win.get().1) as f64 * ROW_PX
-        )
-    };
+    // the body is as tall as every loaded row; each drawn row is placed at its offset
+    let body = move || format!("height: {}px", rows.get() as f64 * ROW_PX);
     let copy_cell = move |_: ()| {
         let Some((pos, c)) = selected.get_untracked() else {
             return;
@@ -373,17 +367,22 @@ pub fn WindowGrid(
             <span role="status" id="copy-said">{move || said.get()}</span>
         </div>
         <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll on:keydown=on_key>
-            <table id=id aria-rowcount=move || (rows.get() + 1).to_string()
-                style=move || format!("table-layout: fixed; width: {}px", head.with(|h| h.iter().map(|c| c.3).sum::<u32>().max(1)))>
-                <thead><tr>
-                    {move || head.get().into_iter().map(|(i, name, ty, px)| {
+            // divs, not a table: each row is laid out alone (contained, at its offset),
+            // so a scroll step lays out the rows it adds and nothing else
+            <div id=id class="wgrid" role="grid" aria-rowcount=move || (rows.get() + 1).to_string()
+                aria-colcount=move || head.with(Vec::len).to_string()
+                style=move || head.with(|h| format!("width: {}px; --cols: {}",
+                    h.iter().map(|c| c.3).sum::<u32>().max(1),
+                    h.iter().map(|c| format!("{}px", c.3)).collect::<Vec<_>>().join(" "))) >
+                <div class="whead"><div role="row" class="hrow" aria-rowindex="1">
+                    {move || head.get().into_iter().map(|(i, name, ty, _)| {
                         let state = move || match sort.get() {
                             Some((c, false)) if c == i => "ascending",
                             Some((c, true)) if c == i => "descending",
                             _ => "none",
                         };
                         view! {
-                            <th aria-sort=state style=format!("width: {px}px")>
+                            <div role="columnheader" class="th" aria-sort=state>
                                 <button type="button" class="sort" title="sort the loaded rows"
                                     on:click=move |_| sort.update(|s| *s = match *s {
                                         Some((c, false)) if c == i => Some((i, true)),
@@ -394,16 +393,14 @@ pub fn WindowGrid(
                                 </button>
                                 <span class="type">{ty}</span>
                                 <span class="stats" title=move || note(i)>{move || note(i)}</span>
-                            </th>
+                            </div>
                         }
                     }).collect_view()}
-                </tr></thead>
-                <tbody on:click=on_click>
-                    <tr class="spacer" aria-hidden="true" style=above><td colspan=width></td></tr>
+                </div></div>
+                <div class="wbody" style=body on:click=on_click>
                     <For each=move || keys.get() key=|k| *k children=row />
-                    <tr class="spacer" aria-hidden="true" style=below><td colspan=width></td></tr>
-                </tbody>
-            </table>
+                </div>
+            </div>
         </div>
     }
 }
