@@ -349,7 +349,7 @@ mod tests {
         // the map's own rows: entries of rows 1.. (a slice keeps the offsets)
         let m = got.as_struct().column(0).as_map();
         assert_eq!(m.len(), n - 1);
-        assert_eq!(m.is_null(1), true); // row 2 of the unsliced map
+        assert!(m.is_null(1)); // row 2 of the unsliced map
         assert_eq!(
             m.value(0).column(0).as_string::<i32>().value(0),
             want.as_string::<i32>().value(1)
