@@ -30,6 +30,10 @@ pub enum CliError {
         given: String,
     },
 
+    /// `scan --split FILE`: the split cannot be read (missing, too large, not a split).
+    #[error("cannot read the split {}: {message}", path.display())]
+    SplitFile { path: PathBuf, message: String },
+
     /// `--output FILE` could not be created.
     #[error("cannot create {}: {source}", path.display())]
     CreateOutput { path: PathBuf, source: io::Error },
@@ -89,7 +93,7 @@ impl CliError {
             CliError::Core(c) | CliError::Present(P::Core(c)) => deltalens_api::core_code(c).into(),
             CliError::Storage(s) => deltalens_api::storage_code(s).into(),
             CliError::Query(q) => q.code(),
-            CliError::Argument { .. } => "invalid_argument".into(),
+            CliError::Argument { .. } | CliError::SplitFile { .. } => "invalid_argument".into(),
             CliError::NotATable { .. } => "not_a_table".into(),
             CliError::Present(P::Io(_)) | CliError::CreateOutput { .. } => "output_failed".into(),
             _ => "failed".into(),

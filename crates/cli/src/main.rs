@@ -79,6 +79,12 @@ enum Command {
         after_help = "Examples:\n  deltalens scan ./events --limit 20\n  deltalens scan s3://bucket/sales --columns id,price --filter 'price > 10' --json\n  deltalens scan ./events --version 3 --format parquet --output v3.parquet"
     )]
     Scan(cmd::scan::Args),
+    /// Cut a scan into splits for many workers: the files the filter can match, grouped by
+    /// bytes; each split (--json) is read on its own by `scan --split`, without the log.
+    #[command(
+        after_help = "Examples:\n  deltalens plan s3://bucket/sales --target-bytes 268435456\n  deltalens plan ./events --filter \"event_date = '2024-05-01'\" --json | jq '.splits[0]' > split0.json\n  deltalens scan ./events --split split0.json --format csv"
+    )]
+    Plan(cmd::plan::Args),
     /// What changed between two versions: files, schema, protocol, properties and rows.
     #[command(
         after_help = "Examples:\n  deltalens diff ./events 3 5\n  deltalens diff s3://bucket/sales 10 12 --json"
@@ -138,6 +144,7 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
         Command::Query(a) => cmd::query::run(a).await,
         Command::Scan(a) => cmd::scan::run(a).await,
         Command::Diff(a) => cmd::diff::run(a).await,
+        Command::Plan(a) => cmd::plan::run(a).await,
         Command::Bench(a) => cmd::bench::run(a).await,
         Command::Serve(a) => cmd::serve::run(a).await,
         Command::Changes(a) => cmd::changes::run(a).await,

@@ -431,6 +431,74 @@ fn parallel_scan_returns_the_same_rows() {
     assert_eq!(lines("3"), one);
 }
 
+#[test]
+fn plan_and_scan_each_split_alone() {
+    let t = fixture("demo");
+    let sorted = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut l: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        l.sort();
+        l
+    };
+    let whole = sorted(run(&["scan", &t, "--format", "jsonl"]));
+    let plan = json(&["plan", &t, "--target-bytes", "8000", "--json"]);
+    let splits = plan["splits"].as_array().unwrap();
+    assert!(splits.len() >= 2, "{plan}");
+    assert_eq!(
+        plan["files"].as_u64().unwrap(),
+        splits
+            .iter()
+            .map(|s| s["files"].as_array().unwrap().len() as u64)
+            .sum::<u64>()
+    );
+    let dir = std::env::temp_dir().join(format!("deltalens-splits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rows = Vec::new();
+    for s in splits {
+        let f = dir.join(format!("{}.json", s["id"]));
+        std::fs::write(&f, serde_json::to_vec(s).unwrap()).unwrap();
+        rows.extend(sorted(run(&[
+            "scan",
+            &t,
+            "--split",
+            f.to_str().unwrap(),
+            "--format",
+            "jsonl",
+        ])));
+    }
+    rows.sort();
+    assert_eq!(rows, whole);
+    // text: a line per split and the totals
+    let text = String::from_utf8(run(&["plan", &t, "--target-bytes", "8000"]).stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "{} splits of {} files",
+            splits.len(),
+            plan["files"]
+        )),
+        "{text}"
+    );
+    // a file that is not a split, and one that does not exist: usage errors naming it
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"x\": 1}").unwrap();
+    for f in [bad.clone(), dir.join("missing.json")] {
+        let out = run(&["scan", &t, "--split", f.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the split"));
+    }
+    let out = run(&["plan", &t, "--target-bytes", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Run `deltalens args` and give up after `secs` (a hang is a failure, not a stuck suite).
 fn run_bounded(args: &[&str], secs: u64) -> Output {
     use std::process::Stdio;

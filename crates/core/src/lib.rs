@@ -28,6 +28,7 @@ pub mod scan;
 pub mod schema;
 pub mod skipping;
 pub mod snapshot;
+pub mod split;
 pub mod string_map;
 pub mod table;
 mod table_path;
@@ -41,6 +42,7 @@ pub use deltalens_storage as storage;
 pub use error::{Error, Result};
 pub use history::HistoryEntry;
 pub use snapshot::Snapshot;
+pub use split::{PlanOptions, ScanPlan, Split};
 pub use table::{Table, VersionSpec};
 pub use version_info::VersionInfo;
 

@@ -10,6 +10,7 @@ pub mod files;
 pub mod health;
 pub mod history;
 pub mod info;
+pub mod plan;
 pub mod query;
 pub mod scan;
 pub mod schema;

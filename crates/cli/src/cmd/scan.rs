@@ -1,7 +1,7 @@
 //! `deltalens scan`: read rows (a time-travel preview with `--version` / `--timestamp`),
 //! streamed to stdout or `--output` in the chosen format.
 
-use deltalens_core::VersionSpec;
+use deltalens_core::{Split, VersionSpec};
 
 use super::exit_without_freeing;
 use crate::args::{AtArgs, RowArgs, TableArgs};
@@ -19,6 +19,39 @@ pub struct Args {
     pub at: AtArgs,
     #[command(flatten)]
     pub rows: RowArgs,
+    /// Read one split of a plan (`deltalens plan T --json`, one element of `splits`),
+    /// from the table at the same location: its files only, without reading the log.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["version", "timestamp"])]
+    pub split: Option<std::path::PathBuf>,
+}
+
+/// The largest split file read (a plan of a million files with their statistics is about
+/// this size; a split is a part of one).
+pub const MAX_SPLIT_FILE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The split in `path`, read whole after its size is checked against
+/// [`MAX_SPLIT_FILE_BYTES`].
+fn read_split(path: &std::path::Path) -> Result<Split, CliError> {
+    use std::io::Read;
+    let failed = |message: String| CliError::SplitFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| failed(e.to_string()))?;
+    let mut text = Vec::new();
+    file.take(MAX_SPLIT_FILE_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| failed(e.to_string()))?;
+    if text.len() as u64 > MAX_SPLIT_FILE_BYTES {
+        return Err(failed(format!(
+            "larger than the limit of {MAX_SPLIT_FILE_BYTES} bytes (plan with a smaller --target-bytes)"
+        )));
+    }
+    serde_json::from_slice(&text).map_err(|e| {
+        failed(format!(
+            "not a split ({e}); a split is one element of `splits` in `deltalens plan --json`"
+        ))
+    })
 }
 
 pub async fn run(args: Args) -> Result<String, CliError> {
@@ -30,8 +63,17 @@ pub async fn run(args: Args) -> Result<String, CliError> {
         watch: false,
         ..t.io()
     };
+    let split = args.split.as_deref().map(read_split).transpose()?;
     with_table(&t.location, &t.options, io, async |o| {
-        scan(o, args.at.spec()?, &args.rows, format, t.quiet).await
+        scan(
+            o,
+            args.at.spec()?,
+            split.as_ref(),
+            &args.rows,
+            format,
+            t.quiet,
+        )
+        .await
     })
     .await
 }
@@ -39,6 +81,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
 async fn scan(
     t: &Opened,
     at: VersionSpec,
+    split: Option<&Split>,
     rows: &RowArgs,
     format: Format,
     quiet: bool,
@@ -46,12 +89,17 @@ async fn scan(
     // the files chosen while they stream: a preview or a partition filter keeps a few
     // of a million, never the whole list
     let options = rows.scan_options()?;
-    let s = t
-        .table
-        .version_info(at)
-        .await?
-        .snapshot_for_scan(&options)
-        .await?;
+    let s = match split {
+        // a split names its files: nothing is read from the log
+        Some(split) => split.snapshot(t.table.clone())?,
+        None => {
+            t.table
+                .version_info(at)
+                .await?
+                .snapshot_for_scan(&options)
+                .await?
+        }
+    };
     let scan = s.scan(options)?;
     let schema = scan.schema();
     let out = output::destination(rows.output.as_deref())?;
