@@ -11,16 +11,16 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SortOptions;
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{Schema, SchemaRef};
 use arrow_select::take::take_record_batch;
-use deltalens_core::Table;
 use deltalens_core::changes::{Changes, change_fields};
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
+use deltalens_core::{Split, Table};
 use deltalens_storage::BudgetKind;
 
-use crate::aggregate::{aggregate, groups, result_type};
 use crate::error::{ApiError, Result};
+use crate::partial::{self, Partial};
 use crate::sql::{Bound, Item, OrderTarget, Query, Source};
 
 /// A query's result.
@@ -206,8 +206,51 @@ async fn read_source(
     }
 }
 
+/// [`read_source`] for one split of a plan of the table.
+async fn read_split(
+    split: &Split,
+    table: &Table,
+    options: ScanOptions,
+    handle: &mut dyn FnMut(Event) -> deltalens_core::Result<bool>,
+) -> Result<u64> {
+    // (the split carries the version its plan resolved; the query's own is not read)
+    let snapshot = split.snapshot(table.clone())?;
+    let scan = snapshot.scan(options)?;
+    if handle(Event::Schema(scan.schema()))? {
+        let mut sink = |b: RecordBatch| handle(Event::Batch(b));
+        scan.execute(&mut sink).await?;
+    }
+    Ok(split.version)
+}
+
+/// What a query reads: the table (its version from the query), or one split of a plan of
+/// it (the split names its files: nothing is read from the log).
+#[derive(Clone, Copy)]
+enum From<'a> {
+    Table(&'a Table),
+    Split(&'a Split, &'a Table),
+}
+
 /// [`execute`] within `limits`.
 pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Result<Output> {
+    let (batch, version) = read_rows(query, From::Table(table), limits).await?;
+    let out = answer(query, batch)?;
+    if let Some(m) = limits.max_rows
+        && out.num_rows() > m
+    {
+        return Err(ApiError::RowsBudget { limit: m });
+    }
+    Ok(Output {
+        schema: out.schema(),
+        batches: vec![out],
+        version,
+    })
+}
+
+/// The rows `query` works on, read within `limits` (its filter, columns and, where
+/// nothing reorders or groups them, its limit pushed into the scan; a filter on the
+/// change columns applied after), and the version read.
+async fn read_rows(query: &Query, from: From<'_>, limits: Limits) -> Result<(RecordBatch, u64)> {
     let max_rows = limits.max_rows;
     let change_cols = change_cols_of(query);
     let columns = input_columns(query, &change_cols)?;
@@ -255,7 +298,10 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         batches.push(b);
         Ok(cap.is_none_or(|m| seen <= m))
     };
-    let version = read_source(query, table, options, &mut handle).await?;
+    let version = match from {
+        From::Table(table) => read_source(query, table, options, &mut handle).await?,
+        From::Split(split, table) => read_split(split, table, options, &mut handle).await?,
+    };
     let schema = schema.ok_or_else(|| ApiError::compute("the result", "no schema was read"))?;
     if let Some(m) = cap
         && seen > m
@@ -277,31 +323,115 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         batch = arrow_select::filter::filter_record_batch(&batch, &mask)
             .map_err(|e| ApiError::compute("the filter", e))?;
     }
-    let out = if query.aggregates() {
+    Ok((batch, version))
+}
+
+/// `query`'s rows sorted and cut by its ORDER BY and LIMIT, unprojected, and the
+/// projection that gives the answer's columns (a query without aggregates).
+fn ordered(query: &Query, batch: RecordBatch) -> Result<(RecordBatch, Vec<(String, String)>)> {
+    let projection = projection(query, &batch)?;
+    let order = order_keys(query, &batch, &|name| {
+        projection
+            .iter()
+            .find(|(out, _)| out == name)
+            .map(|(_, src)| src.clone())
+    })?;
+    let positions: Vec<String> = projection.iter().map(|(_, s)| s.clone()).collect();
+    let order = order
+        .into_iter()
+        .map(|(t, o)| match t {
+            Key::Position(p) => (
+                Key::Name(positions.get(p - 1).cloned().unwrap_or_default()),
+                o,
+            ),
+            other => (other, o),
+        })
+        .collect::<Vec<_>>();
+    let sorted = sort_and_limit(batch, &order, query.limit)?;
+    Ok((sorted, projection))
+}
+
+/// The answer to `query` from the rows it works on: grouped and aggregated, or projected;
+/// then ordered and cut.
+fn answer(query: &Query, batch: RecordBatch) -> Result<RecordBatch> {
+    if query.aggregates() {
         let out = aggregated(query, &batch)?;
+        let order = order_keys(query, &out, &|_| None)?;
+        sort_and_limit(out, &order, query.limit)
+    } else {
+        let (sorted, projection) = ordered(query, batch)?;
+        project(&sorted, &projection)
+    }
+}
+
+/// `query` over one split of a plan of its table (see [`deltalens_core::split`]), as a
+/// state that [`merge_partials`] merges with the other splits' into the whole answer:
+/// the groups' aggregate states, or the split's first rows in the query's order. A
+/// `LIMIT` without aggregates applies to each split, then to the merge; `limits` holds
+/// for this split.
+pub async fn execute_partial(
+    query: &Query,
+    split: &Split,
+    table: &Table,
+    limits: Limits,
+) -> Result<Partial> {
+    if !matches!(query.source, Source::Table { .. }) {
+        return Err(ApiError::unsupported(
+            "a split of table_changes",
+            "plan and split a table scan",
+        ));
+    }
+    let (batch, _) = read_rows(query, From::Split(split, table), limits).await?;
+    if query.aggregates() {
+        Ok(Partial::Groups(partial::states(query, &batch)?))
+    } else {
+        Ok(Partial::Rows(ordered(query, batch)?.0))
+    }
+}
+
+/// Partial states of several splits as one (a worker that ran several splits, a level of
+/// a merge tree): groups merged, rows sorted and cut again.
+pub fn combine_partials(query: &Query, parts: &[Partial]) -> Result<Partial> {
+    let batches: Vec<RecordBatch> = parts.iter().map(|p| p.batch().clone()).collect();
+    let Some(first) = batches.first() else {
+        return Err(ApiError::compute(
+            "the merge",
+            "no partial results to merge",
+        ));
+    };
+    if query.aggregates() {
+        return Ok(Partial::Groups(partial::merge_states(query, &batches)?));
+    }
+    let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
+        .map_err(|e| ApiError::compute("the partial rows (of another query?)", e))?;
+    Ok(Partial::Rows(ordered(query, all)?.0))
+}
+
+/// The answer to `query` from the partial states of splits of one plan at `version`
+/// (at least one), as [`execute_limited`] gives it on the whole table: groups merged,
+/// rows sorted and cut again. `max_rows` holds for the answer.
+pub fn merge_partials(
+    query: &Query,
+    parts: &[Partial],
+    version: u64,
+    max_rows: Option<usize>,
+) -> Result<Output> {
+    let batches: Vec<RecordBatch> = parts.iter().map(|p| p.batch().clone()).collect();
+    let Some(first) = batches.first() else {
+        return Err(ApiError::compute(
+            "the merge",
+            "no partial results to merge",
+        ));
+    };
+    let out = if query.aggregates() {
+        let states = partial::merge_states(query, &batches)?;
+        let out = partial::finish(query, &states)?;
         let order = order_keys(query, &out, &|_| None)?;
         sort_and_limit(out, &order, query.limit)?
     } else {
-        let projection = projection(query, &batch)?;
-        let order = order_keys(query, &batch, &|name| {
-            projection
-                .iter()
-                .find(|(out, _)| out == name)
-                .map(|(_, src)| src.clone())
-        })?;
-        let positions: Vec<String> = projection.iter().map(|(_, s)| s.clone()).collect();
-        let order = order
-            .into_iter()
-            .map(|(t, o)| match t {
-                Key::Position(p) => (
-                    Key::Name(positions.get(p - 1).cloned().unwrap_or_default()),
-                    o,
-                ),
-                other => (other, o),
-            })
-            .collect::<Vec<_>>();
-        let sorted = sort_and_limit(batch, &order, query.limit)?;
-        project(&sorted, &projection)?
+        let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
+            .map_err(|e| ApiError::compute("the partial rows (of another query?)", e))?;
+        answer(query, all)?
     };
     if let Some(m) = max_rows
         && out.num_rows() > m
@@ -494,58 +624,7 @@ fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<Recor
 }
 
 fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
-    let keys = q
-        .group_by
-        .iter()
-        .map(|g| column(batch, g).cloned())
-        .collect::<Result<Vec<_>>>()?;
-    let groups = groups(&keys, batch.num_rows())?;
-    let firsts = arrow_array::UInt32Array::from(
-        groups
-            .iter()
-            .map(|g| g.first().copied().unwrap_or(0))
-            .collect::<Vec<_>>(),
-    );
-    let mut fields = Vec::new();
-    let mut arrays: Vec<ArrayRef> = Vec::new();
-    for i in &q.items {
-        let name = i.output_name().unwrap_or_default();
-        match i {
-            Item::Column { name: col, .. } => {
-                if !q.group_by.contains(col) {
-                    return Err(ApiError::Column {
-                        column: col.clone(),
-                        message: "must be in GROUP BY or inside an aggregate".into(),
-                    });
-                }
-                let a = column(batch, col)?;
-                let schema = batch.schema();
-                let nullable = schema
-                    .field_with_name(col)
-                    .map(|f| f.is_nullable())
-                    .unwrap_or(true);
-                arrays.push(
-                    arrow_select::take::take(a.as_ref(), &firsts, None)
-                        .map_err(|e| ApiError::compute(col.clone(), e))?,
-                );
-                fields.push(Field::new(name, a.data_type().clone(), nullable));
-            }
-            Item::Agg { func, arg, .. } => {
-                let a = arg.as_deref().map(|c| column(batch, c)).transpose()?;
-                let col = arg.as_deref().unwrap_or("*");
-                let t = result_type(*func, col, a.map(|a| a.data_type()))?;
-                arrays.push(aggregate(*func, col, a, &groups)?);
-                fields.push(Field::new(name, t, true));
-            }
-            Item::Star => {}
-        }
-    }
-    RecordBatch::try_new_with_options(
-        Arc::new(Schema::new(fields)),
-        arrays,
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(groups.len())),
-    )
-    .map_err(|e| ApiError::compute("the aggregates", e))
+    partial::finish(q, &partial::states(q, batch)?)
 }
 
 enum Key {

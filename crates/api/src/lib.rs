@@ -9,6 +9,8 @@
 //! - [`execute`]: running a [`Query`] on a [`deltalens_core::Table`] (filter, columns and
 //!   limit pushed into the scan, then grouping, aggregates, ordering) within a rows budget;
 //! - [`aggregate`]: grouping and the aggregate functions;
+//! - [`partial`]: a query over one split of a plan as a mergeable state ([`execute_partial`],
+//!   [`merge_partials`]);
 //! - [`respond()`]: an API request answered on a table (JSON documents or encoded rows);
 //! - [`access`]: the allowlist of table URL prefixes (checked before any request);
 //! - rows are written by `deltalens_present`'s [`RowWriter`](deltalens_present::RowWriter)
@@ -20,13 +22,18 @@ pub mod access;
 pub mod aggregate;
 mod error;
 pub mod execute;
+pub mod partial;
 pub mod request;
 mod response;
 pub mod sql;
 
 pub use deltalens_present::Format;
 pub use error::{ApiError, Result, core_code, storage_code};
-pub use execute::{Limits, Output, RowSink, execute, execute_limited, execute_streaming};
+pub use execute::{
+    Limits, Output, RowSink, combine_partials, execute, execute_limited, execute_partial,
+    execute_streaming, merge_partials,
+};
+pub use partial::Partial;
 pub use request::{ApiRequest, SERVED_FORMATS, parse_format};
 pub use response::{ApiResponse, respond};
 pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};
