@@ -81,6 +81,22 @@ pub enum ApiError {
         message: String,
     },
 
+    /// One split of a fanned-out query failed on every attempt: the query fails, naming
+    /// the split (its position in the plan) and the last error.
+    #[error(
+        "split {split} of {splits} failed after {attempts} attempt(s): {source}; the other splits' answers were dropped, try again or query fewer files (a filter, a smaller table)"
+    )]
+    SplitFailed {
+        /// The split's position in its plan.
+        split: usize,
+        /// How many splits the plan has.
+        splits: usize,
+        /// How many times it was tried.
+        attempts: u32,
+        /// The last attempt's error.
+        source: Box<ApiError>,
+    },
+
     /// Writing the result failed.
     #[error("cannot write the result as {format}: {message}")]
     Encode {
@@ -146,6 +162,7 @@ impl ApiError {
     pub fn budget(&self) -> Option<BudgetKind> {
         match self {
             ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => Some(BudgetKind::Rows),
+            ApiError::SplitFailed { source, .. } => source.budget(),
             _ => match self.storage() {
                 Some(StorageError::BudgetExceeded { budget, .. }) => Some(*budget),
                 _ => None,
@@ -167,6 +184,7 @@ impl ApiError {
             ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => "rows_budget_exceeded",
             ApiError::Compute { .. } => "compute_failed",
             ApiError::Encode { .. } => "encode_failed",
+            ApiError::SplitFailed { .. } => "split_failed",
             ApiError::Core(c) => core_code(c),
         }
         .to_string()
@@ -191,6 +209,9 @@ impl ApiError {
             ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => 413,
             ApiError::Compute { .. } => 422,
             ApiError::Encode { .. } => 500,
+            // a split's storage or worker failed: the gateway's fault, not the request's
+            // (a budget that ran out inside it is 413/408 above)
+            ApiError::SplitFailed { .. } => 502,
             ApiError::Core(c) => match c {
                 C::Storage(s) => match s {
                     StorageError::NotFound { .. } => 404,

@@ -22,6 +22,7 @@ pub mod access;
 pub mod aggregate;
 mod error;
 pub mod execute;
+pub mod fan_out;
 pub mod partial;
 pub mod request;
 mod response;
@@ -33,6 +34,7 @@ pub use execute::{
     Limits, Output, RowSink, combine_partials, execute, execute_limited, execute_partial,
     execute_streaming, merge_partials,
 };
+pub use fan_out::{FanOutOptions, fan_out};
 pub use partial::Partial;
 pub use request::{ApiRequest, SERVED_FORMATS, parse_format};
 pub use response::{ApiResponse, respond};

@@ -22,7 +22,7 @@ use arrow_array::{
     Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, RecordBatch, RecordBatchOptions,
     UInt32Array,
 };
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
 
 use crate::aggregate::{aggregate, groups, result_type};
 use crate::error::{ApiError, Result};
@@ -37,11 +37,77 @@ pub enum Partial {
     Rows(RecordBatch),
 }
 
+/// The schema metadata key that says which kind of state an IPC stream holds.
+const KIND_KEY: &str = "deltalens.partial";
+
 impl Partial {
     /// The state's rows.
     pub fn batch(&self) -> &RecordBatch {
         match self {
             Partial::Groups(b) | Partial::Rows(b) => b,
+        }
+    }
+
+    /// The state as an Arrow IPC stream (one batch; the kind in the schema's metadata
+    /// under `deltalens.partial`): what a worker answers its coordinator.
+    pub fn to_ipc(&self) -> Result<Vec<u8>> {
+        let kind = match self {
+            Partial::Groups(_) => "groups",
+            Partial::Rows(_) => "rows",
+        };
+        let b = self.batch();
+        let mut metadata = b.schema().metadata().clone();
+        metadata.insert(KIND_KEY.to_string(), kind.to_string());
+        let schema = Arc::new(b.schema().as_ref().clone().with_metadata(metadata));
+        let encode = |e: ArrowError| ApiError::Encode {
+            format: "arrow",
+            message: e.to_string(),
+        };
+        let b = b.clone().with_schema(schema.clone()).map_err(encode)?;
+        let mut out = Vec::new();
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut out, &schema).map_err(encode)?;
+        w.write(&b).map_err(encode)?;
+        w.finish().map_err(encode)?;
+        drop(w);
+        Ok(out)
+    }
+
+    /// A state read back from [`Self::to_ipc`]'s bytes (a worker's answer: checked, not
+    /// trusted — its kind, and at most `max_rows` rows in all).
+    pub fn from_ipc(bytes: &[u8], max_rows: usize) -> Result<Partial> {
+        let bad = |m: String| ApiError::compute("a split's partial answer", m);
+        let reader = arrow_ipc::reader::StreamReader::try_new(bytes, None)
+            .map_err(|e| bad(e.to_string()))?;
+        let schema = reader.schema();
+        let kind = schema.metadata().get(KIND_KEY).cloned();
+        let mut batches = Vec::new();
+        let mut rows = 0usize;
+        for b in reader {
+            let b = b.map_err(|e| bad(e.to_string()))?;
+            rows = rows.saturating_add(b.num_rows());
+            if rows > max_rows {
+                return Err(bad(format!(
+                    "more than {max_rows} rows (the limit of a partial answer)"
+                )));
+            }
+            batches.push(b);
+        }
+        let mut plain = schema.as_ref().clone();
+        plain.metadata.remove(KIND_KEY);
+        let plain = Arc::new(plain);
+        let batch = arrow_select::concat::concat_batches(&schema, &batches)
+            .and_then(|b| {
+                RecordBatch::try_new_with_options(
+                    plain,
+                    b.columns().to_vec(),
+                    &RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+                )
+            })
+            .map_err(|e| bad(e.to_string()))?;
+        match kind.as_deref() {
+            Some("groups") => Ok(Partial::Groups(batch)),
+            Some("rows") => Ok(Partial::Rows(batch)),
+            other => Err(bad(format!("not a partial state (kind {other:?})"))),
         }
     }
 }

@@ -1,0 +1,116 @@
+//! Fan-out: a query answered by many workers, one split of a plan each, and merged here
+//! (the coordinator). The transport is the caller's — a Workers service binding, threads,
+//! a cluster — given as a function from a split to its partial state
+//! ([`crate::execute_partial`] where the split runs). Splits are asked a bounded number at
+//! a time, in plan order; a split whose attempt fails for a reason another attempt can
+//! cure (storage, network: a 5xx) is tried again up to [`FanOutOptions::attempts`] times;
+//! a split that keeps failing fails the query with [`ApiError::SplitFailed`], naming it.
+
+use std::future::Future;
+
+use deltalens_core::{ScanPlan, Split};
+use futures::{StreamExt, TryStreamExt};
+
+use crate::error::{ApiError, Result};
+use crate::execute::{Output, merge_partials};
+use crate::partial::Partial;
+use crate::sql::Query;
+
+/// How a fan-out runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FanOutOptions {
+    /// Splits asked at once (each an open connection where the transport is HTTP).
+    pub concurrency: usize,
+    /// Attempts per split, the first included.
+    pub attempts: u32,
+    /// The most splits one query may send (each attempt is a sub-request).
+    pub max_splits: usize,
+}
+
+impl Default for FanOutOptions {
+    fn default() -> Self {
+        FanOutOptions {
+            concurrency: 6,
+            attempts: 3,
+            max_splits: 64,
+        }
+    }
+}
+
+/// Whether another attempt may cure `e`: a transient storage failure (as the storage
+/// layer retries them: network, 5xx, 429; not a stall, waited out once), or a worker that
+/// failed (502–504 without a storage error underneath); not a budget, a bad query or a
+/// table that cannot be read.
+pub fn retryable(e: &ApiError) -> bool {
+    if e.budget().is_some() {
+        return false;
+    }
+    match e.storage() {
+        Some(s) => deltalens_storage::is_transient(s),
+        None => matches!(e.status(), 502..=504),
+    }
+}
+
+/// `split` asked of `call` until it answers or `attempts` are spent.
+async fn attempt<F, Fut>(split: &Split, splits: usize, attempts: u32, call: &F) -> Result<Partial>
+where
+    F: Fn(&Split) -> Fut,
+    Fut: Future<Output = Result<Partial>>,
+{
+    let attempts = attempts.max(1);
+    let mut tried = 0;
+    loop {
+        tried += 1;
+        match call(split).await {
+            Ok(p) => return Ok(p),
+            Err(e) if tried < attempts && retryable(&e) => continue,
+            Err(e) => {
+                return Err(ApiError::SplitFailed {
+                    split: split.id,
+                    splits,
+                    attempts: tried,
+                    source: Box::new(e),
+                });
+            }
+        }
+    }
+}
+
+/// `query`'s answer from every split of `plan`, each answered by `call`, merged within
+/// `max_rows`. An empty plan has nothing to fan out: answer it where the plan was made
+/// ([`crate::execute_limited`] reads no data file then).
+pub async fn fan_out<F, Fut>(
+    query: &Query,
+    plan: &ScanPlan,
+    options: &FanOutOptions,
+    max_rows: Option<usize>,
+    call: F,
+) -> Result<Output>
+where
+    F: Fn(&Split) -> Fut,
+    Fut: Future<Output = Result<Partial>>,
+{
+    let n = plan.splits.len();
+    if n == 0 {
+        return Err(ApiError::compute("the fan-out", "the plan has no split"));
+    }
+    if n > options.max_splits {
+        return Err(ApiError::param(
+            "splits",
+            format!(
+                "the plan has {n} splits, more than the {} one query may send; plan larger splits (target bytes)",
+                options.max_splits
+            ),
+        ));
+    }
+    let call = &call;
+    let parts: Vec<Partial> = futures::stream::iter(
+        plan.splits
+            .iter()
+            .map(|s| attempt(s, n, options.attempts, call)),
+    )
+    .buffered(options.concurrency.max(1))
+    .try_collect()
+    .await?;
+    merge_partials(query, &parts, plan.version, max_rows)
+}
