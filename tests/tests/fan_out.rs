@@ -2,8 +2,8 @@
 //! as JSON, is answered by `execute_partial` against a freshly opened table, and comes
 //! back as Arrow IPC (`Partial::to_ipc` / `from_ipc`). Answers equal the single-process
 //! answer; transient failures of a split are retried; a split that keeps failing fails
-//! the query naming it (502), a budget inside a split is not retried (413); the split
-//! count limit is named.
+//! the query naming it (502), a budget inside a split is not retried (413); the
+//! fan-out's sub-request budget is named and holds, retries included.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::collections::HashMap;
@@ -160,7 +160,7 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
 
     // more splits than one query may send: refused before any is sent
     let few = FanOutOptions {
-        max_splits: 2,
+        max_requests: 2,
         ..Default::default()
     };
     let sent = Mutex::new(0u32);
@@ -171,6 +171,37 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
     let e = rt.block_on(fan_out(&q, &p, &few, None, call)).unwrap_err();
     assert!(e.to_string().contains("more than the 2"), "{e}");
     assert_eq!(*sent.lock().unwrap(), 0);
+
+    // retries stop when the fan-out's sub-requests are spent: every split fails its
+    // first attempt, and 5 splits + 5 retries do not fit in 7
+    let budget = FanOutOptions {
+        max_requests: 7,
+        concurrency: 1,
+        ..Default::default()
+    };
+    let tries: Mutex<HashMap<usize, u32>> = Mutex::default();
+    let call = |s: &Split| {
+        let first = {
+            let mut t = tries.lock().unwrap();
+            let n = t.entry(s.id).or_default();
+            *n += 1;
+            *n == 1
+        };
+        let (dir, s) = (dir.clone(), s.clone());
+        async move {
+            if first {
+                return Err(flaky());
+            }
+            answer(&dir, QUERIES[1], &s, Limits::default()).await
+        }
+    };
+    let e = rt
+        .block_on(fan_out(&q, &p, &budget, None, call))
+        .unwrap_err();
+    assert_eq!(e.status(), 413, "{e}");
+    assert_eq!(e.code(), "subrequests_budget_exceeded");
+    assert!(e.to_string().contains("split 3"), "{e}");
+    assert_eq!(tries.lock().unwrap().values().sum::<u32>(), 7);
 
     // the rows budget holds for the merged answer
     let q = parse_sql(QUERIES[3].trim_end_matches(" LIMIT 5")).unwrap();

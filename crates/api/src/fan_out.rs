@@ -7,8 +7,10 @@
 //! a split that keeps failing fails the query with [`ApiError::SplitFailed`], naming it.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use deltalens_core::{ScanPlan, Split};
+use deltalens_storage::BudgetKind;
 use futures::{StreamExt, TryStreamExt};
 
 use crate::error::{ApiError, Result};
@@ -16,15 +18,21 @@ use crate::execute::{Output, merge_partials};
 use crate::partial::Partial;
 use crate::sql::Query;
 
-/// How a fan-out runs.
+/// How a fan-out runs. The defaults fit Cloudflare Workers' limits
+/// (<https://developers.cloudflare.com/workers/platform/limits/>): a request may wait on
+/// 6 outgoing connections at once, and send 50 subrequests on the Free plan (10,000 on
+/// Paid) — a call through a service binding is one, and the coordinator's own reads of
+/// the log count too, so 40 are left for the splits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FanOutOptions {
     /// Splits asked at once (each an open connection where the transport is HTTP).
     pub concurrency: usize,
     /// Attempts per split, the first included.
     pub attempts: u32,
-    /// The most splits one query may send (each attempt is a sub-request).
-    pub max_splits: usize,
+    /// Sub-requests (attempts, retries included) the whole fan-out may send: a plan with
+    /// more splits is refused before any is sent, and retries stop when they are spent
+    /// (the `subrequests` budget, 413).
+    pub max_requests: u32,
 }
 
 impl Default for FanOutOptions {
@@ -32,7 +40,7 @@ impl Default for FanOutOptions {
         FanOutOptions {
             concurrency: 6,
             attempts: 3,
-            max_splits: 64,
+            max_requests: 40,
         }
     }
 }
@@ -51,15 +59,36 @@ pub fn retryable(e: &ApiError) -> bool {
     }
 }
 
-/// `split` asked of `call` until it answers or `attempts` are spent.
-async fn attempt<F, Fut>(split: &Split, splits: usize, attempts: u32, call: &F) -> Result<Partial>
+/// `split` asked of `call` until it answers, or its `attempts` or the fan-out's
+/// sub-requests (`sent` of `options.max_requests`) are spent.
+async fn attempt<F, Fut>(
+    split: &Split,
+    splits: usize,
+    options: &FanOutOptions,
+    sent: &AtomicU32,
+    call: &F,
+) -> Result<Partial>
 where
     F: Fn(&Split) -> Fut,
     Fut: Future<Output = Result<Partial>>,
 {
-    let attempts = attempts.max(1);
+    let attempts = options.attempts.max(1);
     let mut tried = 0;
     loop {
+        let used = sent.fetch_add(1, Ordering::Relaxed).saturating_add(1);
+        if used > options.max_requests {
+            let e = BudgetKind::Subrequests.exceeded(
+                u64::from(options.max_requests),
+                u64::from(used),
+                "the fan-out's calls to split workers (retries included)",
+            );
+            return Err(ApiError::SplitFailed {
+                split: split.id,
+                splits,
+                attempts: tried,
+                source: Box::new(ApiError::Core(e.into())),
+            });
+        }
         tried += 1;
         match call(split).await {
             Ok(p) => return Ok(p),
@@ -94,20 +123,20 @@ where
     if n == 0 {
         return Err(ApiError::compute("the fan-out", "the plan has no split"));
     }
-    if n > options.max_splits {
+    if u32::try_from(n).map_or(true, |n| n > options.max_requests) {
         return Err(ApiError::param(
             "splits",
             format!(
-                "the plan has {n} splits, more than the {} one query may send; plan larger splits (target bytes)",
-                options.max_splits
+                "the plan has {n} splits, more than the {} sub-requests one query may send; plan larger splits (target bytes)",
+                options.max_requests
             ),
         ));
     }
-    let call = &call;
+    let (call, sent) = (&call, &AtomicU32::new(0));
     let parts: Vec<Partial> = futures::stream::iter(
         plan.splits
             .iter()
-            .map(|s| attempt(s, n, options.attempts, call)),
+            .map(|s| attempt(s, n, options, sent, call)),
     )
     .buffered(options.concurrency.max(1))
     .try_collect()
