@@ -257,3 +257,100 @@ fn partial_answers_from_the_wire_are_checked() {
             .contains("not a partial")
     );
 }
+
+/// The worker's protocol end to end, without the worker: the coordinator decides with
+/// `respond_fanned_out`, each split goes out as `POST /v1/partial`'s body, is parsed by
+/// `parse_partial` and answered by `respond` (Arrow IPC), and the merged answer's bytes
+/// equal the unfanned answer's.
+#[test]
+fn the_partial_route_and_the_fan_out_decision() {
+    use deltalens_api::{
+        ApiRequest, FanOutPolicy, PARTIAL_CONTENT_TYPE, parse_partial, respond, respond_fanned_out,
+    };
+    use deltalens_present::Format;
+    let rt = runtime();
+    let dir = fixtures_dir().join("demo");
+    let table = open_local(&dir);
+    let policy = FanOutPolicy {
+        min_bytes: 1,
+        width: 3,
+        options: FanOutOptions::default(),
+    };
+    let calls = Mutex::new(0u32);
+    for sql in QUERIES {
+        let q = parse_sql(sql).unwrap();
+        let call = |s: &Split| {
+            *calls.lock().unwrap() += 1;
+            let body = serde_json::to_vec(&serde_json::json!({ "sql": sql, "split": s })).unwrap();
+            let dir = dir.clone();
+            async move {
+                let req = parse_partial(&body)?;
+                let a = respond(req, &open_local(&dir), Limits::default(), 0).await?;
+                assert_eq!(a.content_type, PARTIAL_CONTENT_TYPE);
+                Partial::from_ipc(&a.body, 1_000_000)
+            }
+        };
+        let fanned = rt
+            .block_on(respond_fanned_out(
+                &q,
+                Format::Jsonl,
+                &table,
+                Limits::default(),
+                &policy,
+                call,
+            ))
+            .unwrap()
+            .expect("fanned out");
+        let whole = rt
+            .block_on(respond(
+                ApiRequest::Rows {
+                    query: Box::new(q.clone()),
+                    format: Format::Jsonl,
+                },
+                &table,
+                Limits::default(),
+                0,
+            ))
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(fanned.body).unwrap(),
+            String::from_utf8(whole.body).unwrap(),
+            "{sql}"
+        );
+        assert_eq!((fanned.version, fanned.rows), (whole.version, whole.rows));
+    }
+    assert_eq!(*calls.lock().unwrap(), 3 * QUERIES.len() as u32);
+    // a small table is not fanned out
+    let big = FanOutPolicy {
+        min_bytes: u64::MAX,
+        ..policy
+    };
+    let q = parse_sql(QUERIES[0]).unwrap();
+    let none = rt
+        .block_on(respond_fanned_out(
+            &q,
+            Format::Jsonl,
+            &table,
+            Limits::default(),
+            &big,
+            |_: &Split| async { Err::<Partial, _>(flaky()) },
+        ))
+        .unwrap();
+    assert!(none.is_none());
+    // hostile bodies: not JSON, unknown fields, a change feed, a split escaping the table
+    assert!(parse_partial(b"nope").is_err());
+    assert!(parse_partial(br#"{"sql": "SELECT 1", "split": {}, "x": 1}"#).is_err());
+    let p = plan(&dir, 1);
+    let body = |sql: &str, split: &Split| {
+        serde_json::to_vec(&serde_json::json!({ "sql": sql, "split": split })).unwrap()
+    };
+    let e = parse_partial(&body("SELECT * FROM table_changes('t', 0)", &p.splits[0])).unwrap_err();
+    assert_eq!(e.status(), 400, "{e}");
+    let mut evil = p.splits[0].clone();
+    evil.files[0].path = "../../secret.parquet".into();
+    let req = parse_partial(&body("SELECT COUNT(*) FROM 't'", &evil)).unwrap();
+    let e = rt
+        .block_on(respond(req, &table, Limits::default(), 0))
+        .unwrap_err();
+    assert!(e.to_string().contains("secret.parquet"), "{e}");
+}

@@ -97,6 +97,17 @@ pub enum ApiError {
         source: Box<ApiError>,
     },
 
+    /// A worker asked for a split answered with an error (its status, code and message).
+    #[error("a split worker answered {status} {code}: {message}")]
+    Remote {
+        /// Its HTTP status.
+        status: u16,
+        /// Its `error.code`.
+        code: String,
+        /// Its `error.message`.
+        message: String,
+    },
+
     /// Writing the result failed.
     #[error("cannot write the result as {format}: {message}")]
     Encode {
@@ -184,7 +195,11 @@ impl ApiError {
             ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => "rows_budget_exceeded",
             ApiError::Compute { .. } => "compute_failed",
             ApiError::Encode { .. } => "encode_failed",
-            ApiError::SplitFailed { .. } => "split_failed",
+            ApiError::SplitFailed { source, .. } => match source.code() {
+                c if c.ends_with("_budget_exceeded") => return c,
+                _ => "split_failed",
+            },
+            ApiError::Remote { code, .. } => return code.clone(),
             ApiError::Core(c) => core_code(c),
         }
         .to_string()
@@ -209,9 +224,14 @@ impl ApiError {
             ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => 413,
             ApiError::Compute { .. } => 422,
             ApiError::Encode { .. } => 500,
-            // a split's storage or worker failed: the gateway's fault, not the request's
-            // (a budget that ran out inside it is 413/408 above)
-            ApiError::SplitFailed { .. } => 502,
+            // a split's storage or worker failed: the gateway's fault, not the request's;
+            // a split refused for the request's own sake (a budget, a bad query) keeps
+            // its 4xx
+            ApiError::SplitFailed { source, .. } => match source.status() {
+                s @ 400..=499 => s,
+                _ => 502,
+            },
+            ApiError::Remote { status, .. } => *status,
             ApiError::Core(c) => match c {
                 C::Storage(s) => match s {
                     StorageError::NotFound { .. } => 404,

@@ -9,14 +9,17 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use deltalens_core::{ScanPlan, Split};
+use deltalens_core::scan::ScanOptions;
+use deltalens_core::{PlanOptions, ScanPlan, Split, Table};
+use deltalens_present::{Format, encode};
 use deltalens_storage::BudgetKind;
 use futures::{StreamExt, TryStreamExt};
 
 use crate::error::{ApiError, Result};
-use crate::execute::{Output, merge_partials};
+use crate::execute::{Limits, Output, merge_partials};
 use crate::partial::Partial;
-use crate::sql::Query;
+use crate::response::ApiResponse;
+use crate::sql::{Query, Source};
 
 /// How a fan-out runs. The defaults fit Cloudflare Workers' limits
 /// (<https://developers.cloudflare.com/workers/platform/limits/>): a request may wait on
@@ -142,4 +145,58 @@ where
     .try_collect()
     .await?;
     merge_partials(query, &parts, plan.version, max_rows)
+}
+
+/// When a query is worth fanning out, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FanOutPolicy {
+    /// Fan out only tables (their files left after the filter's pruning) of at least
+    /// this many bytes.
+    pub min_bytes: u64,
+    /// Splits to cut the table into (workers asked).
+    pub width: usize,
+    /// How the fan-out runs.
+    pub options: FanOutOptions,
+}
+
+/// `query` answered by fanning it out over `policy.width` splits of its table when the
+/// files it reads hold at least `policy.min_bytes`, encoded in `format`; `None` when it
+/// is not worth it (a smaller table, a change feed, fewer than 2 files) — answer it with
+/// [`crate::respond`] then. `limits.max_rows` holds for the merged answer; each split's
+/// worker applies its own budgets.
+pub async fn respond_fanned_out<F, Fut>(
+    query: &Query,
+    format: Format,
+    table: &Table,
+    limits: Limits,
+    policy: &FanOutPolicy,
+    call: F,
+) -> Result<Option<ApiResponse>>
+where
+    F: Fn(&Split) -> Fut,
+    Fut: Future<Output = Result<Partial>>,
+{
+    let Source::Table { at, .. } = &query.source else {
+        return Ok(None);
+    };
+    let info = table.version_info(*at).await?;
+    let scan = ScanOptions {
+        filter: query.filter.clone(),
+        ..Default::default()
+    };
+    let cut = PlanOptions {
+        splits: Some(policy.width.max(1)),
+        ..Default::default()
+    };
+    let plan = info.plan(&scan, &cut).await?;
+    if plan.bytes < policy.min_bytes || plan.splits.len() < 2 {
+        return Ok(None);
+    }
+    let out = fan_out(query, &plan, &policy.options, limits.max_rows, call).await?;
+    Ok(Some(ApiResponse {
+        content_type: format.content_type(),
+        body: encode(format, &out.schema, &out.batches)?,
+        version: out.version,
+        rows: Some(out.num_rows()),
+    }))
 }

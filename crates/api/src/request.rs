@@ -109,6 +109,14 @@ pub enum ApiRequest {
         /// The output format of the rows.
         format: Format,
     },
+    /// `POST /v1/partial`: one split of a fanned-out query, answered as its partial
+    /// state (Arrow IPC) for the coordinator that sent it.
+    Partial {
+        /// The query (its table URL is checked against the allowlist like any other).
+        query: Box<Query>,
+        /// The split to read: its files are resolved inside that table.
+        split: Box<deltalens_core::Split>,
+    },
 }
 
 impl ApiRequest {
@@ -121,7 +129,9 @@ impl ApiRequest {
             | ApiRequest::History { table, .. }
             | ApiRequest::Files { table, .. }
             | ApiRequest::Diff { table, .. } => table,
-            ApiRequest::Rows { query, .. } => query.source.url(),
+            ApiRequest::Rows { query, .. } | ApiRequest::Partial { query, .. } => {
+                query.source.url()
+            }
         }
     }
 }
@@ -366,6 +376,34 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 ),
             ));
         }
+    })
+}
+
+/// `POST /v1/partial`: the body is `{"sql": …, "split": …}`, a split of a plan of the
+/// query's table (`deltalens plan --json`'s `splits` element). Only table scans split.
+pub fn parse_partial(body: &[u8]) -> Result<ApiRequest> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        sql: String,
+        split: deltalens_core::Split,
+    }
+    let b: Body = serde_json::from_slice(body).map_err(|e| {
+        ApiError::param(
+            "body",
+            format!("not a split request ({e}): send {{\"sql\": …, \"split\": …}}"),
+        )
+    })?;
+    let query = parse_sql(&b.sql)?;
+    if !matches!(query.source, Source::Table { .. }) {
+        return Err(ApiError::unsupported(
+            "a split of table_changes",
+            "split table scans only",
+        ));
+    }
+    Ok(ApiRequest::Partial {
+        query: Box::new(query),
+        split: Box::new(b.split),
     })
 }
 

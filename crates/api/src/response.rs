@@ -11,8 +11,11 @@ use deltalens_present::{FileRow, Health, HealthSeries, Overview, encode};
 use serde::Serialize;
 
 use crate::error::{ApiError, Result};
-use crate::execute::{Limits, execute_limited, rows_to_read};
+use crate::execute::{Limits, execute_limited, execute_partial, rows_to_read};
 use crate::request::ApiRequest;
+
+/// The content type of a split's partial state (`POST /v1/partial`).
+pub const PARTIAL_CONTENT_TYPE: &str = "application/vnd.apache.arrow.stream";
 
 /// A response body and what the headers say about it.
 #[derive(Debug, Clone)]
@@ -165,6 +168,15 @@ pub async fn respond(
             limit,
             ..
         } => diff(table, from, to, columns, limit, limits.max_rows).await,
+        ApiRequest::Partial { query, split } => {
+            let p = execute_partial(&query, &split, table, limits).await?;
+            Ok(ApiResponse {
+                content_type: PARTIAL_CONTENT_TYPE,
+                rows: Some(p.batch().num_rows()),
+                body: p.to_ipc()?,
+                version: split.version,
+            })
+        }
         ApiRequest::Rows { query, format } => {
             let out = execute_limited(&query, table, limits).await?;
             Ok(ApiResponse {

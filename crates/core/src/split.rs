@@ -34,6 +34,9 @@ pub struct PlanOptions {
     pub target_bytes: u64,
     /// The most splits a plan may have; a larger table gets larger splits.
     pub max_splits: usize,
+    /// Exactly this many splits (at most one per file, at most `max_splits`) instead of a
+    /// byte target: a fan-out to a given number of workers.
+    pub splits: Option<usize>,
 }
 
 impl Default for PlanOptions {
@@ -41,6 +44,7 @@ impl Default for PlanOptions {
         PlanOptions {
             target_bytes: DEFAULT_TARGET_BYTES,
             max_splits: DEFAULT_MAX_SPLITS,
+            splits: None,
         }
     }
 }
@@ -151,9 +155,11 @@ impl VersionInfo {
         snapshot.scan(unlimited)?;
         let files = snapshot.files;
         let bytes = files.iter().map(file_bytes).fold(0u64, u64::saturating_add);
-        let n = usize::try_from(bytes.div_ceil(options.target_bytes))
-            .unwrap_or(usize::MAX)
-            .clamp(1, options.max_splits);
+        let n = match options.splits {
+            Some(n) => n,
+            None => usize::try_from(bytes.div_ceil(options.target_bytes)).unwrap_or(usize::MAX),
+        }
+        .clamp(1, options.max_splits);
         let count = files.len();
         let mut splits: Vec<Split> = balance(files, n)
             .into_iter()

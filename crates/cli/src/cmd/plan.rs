@@ -56,6 +56,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     let options = PlanOptions {
         target_bytes: args.target_bytes,
         max_splits: args.max_splits,
+        splits: None,
     };
     with_table(&t.location, &t.options, t.io(), async |o| {
         let v = o.table.version_info(args.at.spec()?).await?;
