@@ -17,6 +17,9 @@ for (const [k, v] of Object.entries(process.env)) {
   if (/^(DELTALENS_(?!R2_|STOP_)|AWS_|AZURE_STORAGE_|UC_|DATABRICKS_)/.test(k)) bindings[k] = v;
 }
 const mf = new Miniflare({
+  // named as in wrangler.toml, with its binding to itself (the fan-out's SELF)
+  name: 'deltalens',
+  serviceBindings: { SELF: 'deltalens' },
   host: '127.0.0.1',
   port,
   modules: true,

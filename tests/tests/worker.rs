@@ -24,7 +24,9 @@ use deltalens_api::ApiRequest;
 use deltalens_api::request::{parse_get, parse_query};
 use deltalens_core::{Table, VersionSpec};
 use deltalens_tests::corpus::CHECKPOINTED;
-use deltalens_tests::{canonical::canonical_lines, conformance_dir, open_local, runtime};
+use deltalens_tests::{
+    canonical::canonical_lines, conformance_dir, fixtures_dir, open_local, runtime,
+};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
@@ -1303,4 +1305,88 @@ fn worker_serves_only_once_configured() {
     let r = request(public, "GET", info, None, &[]);
     assert_eq!(r.status, 200, "public worker: {}", r.text());
     assert_eq!(r.json()["version"], 6, "{}", r.text());
+}
+
+/// Fan-out: a worker with `DELTALENS_FANOUT_BYTES=1` and width 3 answers every table query
+/// over 3 splits, each sent to another instance through its service binding to itself
+/// (`POST /v1/partial`), and merges them; the answers equal the same worker build's
+/// without fan-out, byte for byte. A change feed is not split. `/v1/partial` itself
+/// refuses malformed bodies and splits that leave their table.
+#[test]
+fn worker_fans_large_queries_out_to_its_own_instances() {
+    let (Some(fanout), Some((_, public))) = (
+        std::env::var("DELTALENS_WORKER_FANOUT_URL").ok(),
+        vars().unconfigured_and_public.as_ref(),
+    ) else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_FANOUT_URL is not set (scripts/worker-test sets it)");
+        return;
+    };
+    let post =
+        |base: &str, sql: &str| request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[]);
+    let queries = [
+        "SELECT COUNT(*) FROM 'r2://TABLES/demo'",
+        "SELECT brand, COUNT(*) AS n, SUM(price), MIN(price), MAX(price), AVG(price) FROM 'r2://TABLES/demo' WHERE price > 5 GROUP BY brand ORDER BY n DESC, brand",
+        "SELECT event_date, event_type, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY event_date, event_type ORDER BY 1, 2",
+        "SELECT COUNT(*), COUNT(brand), MIN(event_time), MAX(event_date) FROM 'r2://TABLES/demo' VERSION AS OF 3",
+        "SELECT user_id, price, event_time FROM 'r2://TABLES/demo' WHERE brand = 'nars' ORDER BY price DESC, event_time, user_id LIMIT 5",
+        "SELECT SUM(price) FROM 'r2://TABLES/demo' WHERE brand IS NULL",
+    ];
+    for sql in queries {
+        let f = post(&fanout, sql);
+        let p = post(public, sql);
+        assert_eq!(f.status, 200, "{sql}: {}", f.text());
+        assert_eq!(
+            f.header("x-deltalens-splits"),
+            Some("3"),
+            "{sql}: not fanned out"
+        );
+        assert_eq!(p.header("x-deltalens-splits"), None);
+        assert_eq!(f.text(), p.text(), "{sql}");
+    }
+    // a change feed runs where it is asked
+    let cdf = "SELECT _change_type, COUNT(*) FROM table_changes('r2://TABLES/demo', 1) GROUP BY _change_type ORDER BY 1";
+    let f = post(&fanout, cdf);
+    assert_eq!(
+        (f.status, f.header("x-deltalens-splits")),
+        (200, None),
+        "{}",
+        f.text()
+    );
+    assert_eq!(f.text(), post(public, cdf).text());
+    // the partial route: malformed bodies and a split outside its table
+    let partial = |body: &str| request(&fanout, "POST", "/v1/partial", Some(body), &[]);
+    let r = partial("not json");
+    assert_eq!(
+        (r.status, r.error_code()),
+        (400, "invalid_parameter".into()),
+        "{}",
+        r.text()
+    );
+    let plan = runtime().block_on(async {
+        let t = open_local(&fixtures_dir().join("demo"));
+        let info = t
+            .version_info(deltalens_core::VersionSpec::Latest)
+            .await
+            .unwrap();
+        info.plan(&Default::default(), &Default::default())
+            .await
+            .unwrap()
+    });
+    let mut evil = plan.splits[0].clone();
+    evil.files[0].path = "../../../other/secret.parquet".into();
+    let body = serde_json::json!({"sql": "SELECT COUNT(*) FROM 'r2://TABLES/demo'", "split": evil})
+        .to_string();
+    let r = partial(&body);
+    assert!(
+        r.status >= 400 && r.text().contains("secret.parquet"),
+        "{} {}",
+        r.status,
+        r.text()
+    );
+    let body = serde_json::json!({"sql": "SELECT COUNT(*) FROM 'r2://TABLES/nope/../demo'", "split": plan.splits[0]}).to_string();
+    assert!(partial(&body).status >= 400);
+    println!(
+        "fan-out: {} queries over 3 splits equal to the unfanned worker's answers",
+        queries.len()
+    );
 }

@@ -47,6 +47,11 @@ pub struct Config {
     pub cors_origins: Vec<String>,
     pub cache_bytes: usize,
     pub storage: BrowserOptions,
+    /// Fan-out of large queries to this worker's own instances, one split each, through
+    /// the service binding `fanout_binding` (`None`: every query runs here).
+    pub fanout: Option<deltalens_api::FanOutPolicy>,
+    /// The service binding a split is sent through (`SELF` by default).
+    pub fanout_binding: String,
 }
 
 /// A var or secret, trimmed; `None` when unset or blank.
@@ -115,7 +120,25 @@ impl Config {
             max_bytes: Some(number(env, "DELTALENS_MAX_BYTES", 64 << 20)?),
             max_millis: Some(number(env, "DELTALENS_MAX_WALL_MS", 20_000)? as f64),
         };
+        let fanout = match get(env, "DELTALENS_FANOUT_BYTES") {
+            None => None,
+            Some(_) => {
+                let width = number(env, "DELTALENS_FANOUT_WIDTH", 4)?;
+                if !(2..=32).contains(&width) {
+                    return Err(format!(
+                        "DELTALENS_FANOUT_WIDTH is {width}: a fan-out asks 2 to 32 workers"
+                    ));
+                }
+                Some(deltalens_api::FanOutPolicy {
+                    min_bytes: number(env, "DELTALENS_FANOUT_BYTES", u64::MAX)?,
+                    width: width as usize,
+                    options: deltalens_api::FanOutOptions::default(),
+                })
+            }
+        };
         Ok(Config {
+            fanout,
+            fanout_binding: get(env, "DELTALENS_FANOUT_BINDING").unwrap_or_else(|| "SELF".into()),
             allowlist: Allowlist::parse(&get(env, "DELTALENS_ALLOWED_TABLES").unwrap_or_default()),
             auth_token: get(env, "DELTALENS_AUTH_TOKEN"),
             public,

@@ -12,6 +12,7 @@
 mod catalog;
 mod config;
 mod errors;
+mod fanout;
 mod r2;
 mod relay;
 mod routes;

@@ -2,7 +2,8 @@
 //! then the core.
 
 use deltalens_api::request::{parse_get, parse_query};
-use deltalens_api::respond;
+use deltalens_api::{ApiRequest, parse_partial, respond, respond_fanned_out};
+use deltalens_core::Split;
 use js_sys::{Reflect, Uint8Array};
 use serde_json::{Value, json};
 use worker::wasm_bindgen::JsValue;
@@ -14,6 +15,9 @@ use crate::errors::ErrorResponse;
 
 /// The largest `POST /v1/query` body accepted.
 const MAX_BODY: usize = 64 << 10;
+/// The largest `POST /v1/partial` body accepted: a split names its files with their
+/// statistics.
+const MAX_PARTIAL_BODY: usize = 16 << 20;
 
 pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
     // parsed once per isolate (which also applies its page-size limit), then shared
@@ -123,25 +127,30 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
             return answer;
         }
     }
+    // the SQL of a POST /v1/query, sent on to the workers of a fan-out
+    let mut sql = None;
     let api = match (req.method(), path.as_str()) {
         (Method::Get, "/") => {
             let body = json!({
                 "service": "deltalens",
                 "version": env!("CARGO_PKG_VERSION"),
                 "routes": ["GET /v1/info", "GET /v1/health", "GET /v1/schema", "GET /v1/history", "GET /v1/files", "GET /v1/diff",
-                           "GET /v1/scan", "GET /v1/changes", "POST /v1/query",
+                           "GET /v1/scan", "GET /v1/changes", "POST /v1/query", "POST /v1/partial",
                            "GET /v1/object", "GET /v1/list", "GET /v1/tables"],
                 "allowed_table_prefixes": config.allowlist.len(),
             });
             return json_response(&body);
         }
         (Method::Post, "/v1/query") => {
-            let body = read_body(&req).await?;
+            let body = read_body(&req, MAX_BODY).await?;
             let text = String::from_utf8(body).map_err(|_| {
                 ErrorResponse::new(400, "invalid_parameter", "the query body is not UTF-8")
             })?;
-            parse_query(&text, &params)?
+            let api = parse_query(&text, &params)?;
+            sql = sql_of(&text);
+            api
         }
+        (Method::Post, "/v1/partial") => parse_partial(&read_body(&req, MAX_PARTIAL_BODY).await?)?,
         (_, "/v1/query") => {
             return Err(ErrorResponse::new(
                 405,
@@ -174,7 +183,25 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     opened.budget.set_timer(deltalens_fetch_storage::sleep);
     // the health report's ages are measured from this isolate's clock
     let now_ms = crate::storage::now() as i64;
-    let a = respond(api, &opened.table, config.limits(), now_ms).await?;
+    let fanned = match (&api, &config.fanout, &sql) {
+        (ApiRequest::Rows { query, format }, Some(policy), Some(sql)) => {
+            let auth = req.headers().get("authorization").ok().flatten();
+            let auth = auth.as_deref();
+            let call = |split: &Split| {
+                let split = split.clone();
+                async move { crate::fanout::ask(env, config, sql, &split, auth).await }
+            };
+            respond_fanned_out(query, *format, &opened.table, config.limits(), policy, call).await?
+        }
+        _ => None,
+    };
+    let split_count = fanned
+        .is_some()
+        .then(|| config.fanout.map_or(0, |p| p.width));
+    let a = match fanned {
+        Some(a) => a,
+        None => respond(api, &opened.table, config.limits(), now_ms).await?,
+    };
     // the work after the last subrequest counts too
     opened
         .budget
@@ -191,6 +218,9 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     if let Some(n) = a.rows {
         h.set("x-deltalens-rows", &n.to_string())?;
     }
+    if let Some(n) = split_count {
+        h.set("x-deltalens-splits", &n.to_string())?;
+    }
     h.set("cache-control", "no-store")?;
     Ok(Response::from_bytes(a.body)?.with_headers(h))
 }
@@ -201,16 +231,26 @@ fn json_response(v: &Value) -> Result<Response, ErrorResponse> {
     Ok(Response::ok(v.to_string())?.with_headers(h))
 }
 
-/// The body of `POST /v1/query`, refused with a 413 naming the limit when it is longer
-/// than [`MAX_BODY`]: a `Content-Length` above it before anything is read, a body without
-/// one (chunked) as soon as what has streamed in passes it.
-async fn read_body(req: &Request) -> Result<Vec<u8>, ErrorResponse> {
+/// The SQL text of a `POST /v1/query` body (the body, or its JSON's `sql`).
+fn sql_of(body: &str) -> Option<String> {
+    let t = body.trim_start();
+    if t.starts_with('{') {
+        let v: Value = serde_json::from_str(t).ok()?;
+        return v.get("sql")?.as_str().map(str::to_string);
+    }
+    Some(body.to_string())
+}
+
+/// A request body, refused with a 413 naming the limit when it is longer than
+/// `max_body`: a `Content-Length` above it before anything is read, a body without one
+/// (chunked) as soon as what has streamed in passes it.
+async fn read_body(req: &Request, max_body: usize) -> Result<Vec<u8>, ErrorResponse> {
     let too_large = |size: String| {
         ErrorResponse::new(
             413,
             "query_too_large",
             format!(
-                "the query body is {size} bytes; the limit is {MAX_BODY} bytes: send a shorter query"
+                "the query body is {size} bytes; the limit is {max_body} bytes: send a shorter query"
             ),
         )
     };
@@ -222,7 +262,7 @@ async fn read_body(req: &Request) -> Result<Vec<u8>, ErrorResponse> {
                 format!("Content-Length {announced:?} is not a number"),
             )
         })?;
-        if n > MAX_BODY as u64 {
+        if n > max_body as u64 {
             return Err(too_large(n.to_string()));
         }
     }
@@ -248,9 +288,9 @@ async fn read_body(req: &Request) -> Result<Vec<u8>, ErrorResponse> {
             return Ok(body);
         }
         let bytes = Uint8Array::new(&field("value").map_err(failed)?);
-        if body.len() + bytes.length() as usize > MAX_BODY {
+        if body.len() + bytes.length() as usize > max_body {
             let _ = reader.cancel();
-            return Err(too_large(format!("more than {MAX_BODY}")));
+            return Err(too_large(format!("more than {max_body}")));
         }
         body.extend_from_slice(&bytes.to_vec());
     }

@@ -1,0 +1,65 @@
+//! A split of a fanned-out query, sent to this worker's own instances through a service
+//! binding (`SELF` by default: a `[[services]]` entry pointing at this Worker) as
+//! `POST /v1/partial`, and its answer read back: an Arrow IPC partial state, or the other
+//! instance's JSON error as [`ApiError::Remote`]. The coordinator's budgets and retries
+//! are `deltalens_api::fan_out`'s; the other instance applies its own budgets to its split.
+
+use deltalens_api::{ApiError, Partial};
+use deltalens_core::Split;
+use worker::wasm_bindgen::JsValue;
+use worker::{Env, Headers, Method, Request, RequestInit};
+
+use crate::config::Config;
+
+/// `split` of the query `sql` answered by another instance, with the caller's
+/// `Authorization` passed on.
+pub async fn ask(
+    env: &Env,
+    config: &Config,
+    sql: &str,
+    split: &Split,
+    auth: Option<&str>,
+) -> Result<Partial, ApiError> {
+    let unreachable = |m: String| ApiError::Remote {
+        status: 502,
+        code: "split_unreachable".into(),
+        message: m,
+    };
+    let body = serde_json::json!({ "sql": sql, "split": split }).to_string();
+    let headers = Headers::new();
+    let set = |k: &str, v: &str| headers.set(k, v).map_err(|e| unreachable(e.to_string()));
+    set("content-type", "application/json")?;
+    if let Some(a) = auth {
+        set("authorization", a)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers.clone())
+        .with_body(Some(JsValue::from_str(&body)));
+    // the host is not looked up: a service binding delivers to its Worker
+    let req = Request::new_with_init("https://deltalens.internal/v1/partial", &init)
+        .map_err(|e| unreachable(e.to_string()))?;
+    let binding = &config.fanout_binding;
+    let fetcher = env.service(binding).map_err(|e| {
+        unreachable(format!(
+            "no service binding {binding} ({e}): add a [[services]] entry for this Worker, or unset DELTALENS_FANOUT_BYTES"
+        ))
+    })?;
+    let mut resp = fetcher
+        .fetch_request(req)
+        .await
+        .map_err(|e| unreachable(e.to_string()))?;
+    let status = resp.status_code();
+    let bytes = resp.bytes().await.map_err(|e| unreachable(e.to_string()))?;
+    if status == 200 {
+        return Partial::from_ipc(&bytes, config.max_rows_buffered);
+    }
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let text = |k: &str| v["error"][k].as_str().map(str::to_string);
+    Err(ApiError::Remote {
+        status,
+        code: text("code").unwrap_or_else(|| "split_failed".into()),
+        message: text("message")
+            .unwrap_or_else(|| format!("HTTP {status} without an error document")),
+    })
+}
