@@ -1310,8 +1310,9 @@ fn worker_serves_only_once_configured() {
 /// Fan-out: a worker with `DELTALENS_FANOUT_BYTES=1` and width 3 answers every table query
 /// over 3 splits, each sent to another instance through its service binding to itself
 /// (`POST /v1/partial`), and merges them; the answers equal the same worker build's
-/// without fan-out, byte for byte. A change feed is not split. `/v1/partial` itself
-/// refuses malformed bodies and splits that leave their table.
+/// without fan-out, byte for byte. Each split gets its share of the request's budgets. A
+/// change feed is not split. `/v1/partial` itself refuses malformed bodies and splits
+/// that leave their table.
 #[test]
 fn worker_fans_large_queries_out_to_its_own_instances() {
     let (Some(fanout), Some((_, public))) = (
@@ -1343,6 +1344,20 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
         assert_eq!(p.header("x-deltalens-splits"), None);
         assert_eq!(f.text(), p.text(), "{sql}");
     }
+    // each split gets a third of the buffered-rows budget: 361 rows fit the unfanned
+    // worker's 361, but one of 3 splits holds at least 121 rows, over its 120
+    let grouped = "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand ORDER BY brand";
+    let path = "/v1/query?format=jsonl&budget_rows_buffered=361";
+    let p = request(public, "POST", path, Some(grouped), &[]);
+    assert_eq!(p.status, 200, "{}", p.text());
+    let f = request(&fanout, "POST", path, Some(grouped), &[]);
+    assert_eq!(
+        (f.status, f.error_code()),
+        (413, "rows_buffered_budget_exceeded".into()),
+        "{}",
+        f.text()
+    );
+    assert!(f.text().contains("split "), "{}", f.text());
     // a change feed runs where it is asked
     let cdf = "SELECT _change_type, COUNT(*) FROM table_changes('r2://TABLES/demo', 1) GROUP BY _change_type ORDER BY 1";
     let f = post(&fanout, cdf);

@@ -1,8 +1,10 @@
 //! A split of a fanned-out query, sent to this worker's own instances through a service
 //! binding (`SELF` by default: a `[[services]]` entry pointing at this Worker) as
 //! `POST /v1/partial`, and its answer read back: an Arrow IPC partial state, or the other
-//! instance's JSON error as [`ApiError::Remote`]. The coordinator's budgets and retries
-//! are `deltalens_api::fan_out`'s; the other instance applies its own budgets to its split.
+//! instance's JSON error as [`ApiError::Remote`]. The coordinator's retries and
+//! sub-request budget are `deltalens_api::fan_out`'s; each split is sent with its share of
+//! this request's bytes, decoded bytes and buffered rows (`budget_*` parameters, which the
+//! other instance can only lower its budgets by), so the whole tree stays within them.
 
 use deltalens_api::{ApiError, Partial};
 use deltalens_core::Split;
@@ -36,9 +38,21 @@ pub async fn ask(
     init.with_method(Method::Post)
         .with_headers(headers.clone())
         .with_body(Some(JsValue::from_str(&body)));
+    // each split gets its share of this request's budgets: the tree stays within them
+    let shares = config.fanout.map(|p| {
+        p.split_budgets(
+            config.budgets.max_bytes,
+            Some(config.max_decoded_bytes),
+            Some(config.max_rows_buffered),
+            config.budgets.max_millis,
+        )
+    });
+    let query: String = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(shares.unwrap_or_default())
+        .finish();
     // the host is not looked up: a service binding delivers to its Worker
-    let req = Request::new_with_init("https://deltalens.internal/v1/partial", &init)
-        .map_err(|e| unreachable(e.to_string()))?;
+    let url = format!("https://deltalens.internal/v1/partial?{query}");
+    let req = Request::new_with_init(&url, &init).map_err(|e| unreachable(e.to_string()))?;
     let binding = &config.fanout_binding;
     let fetcher = env.service(binding).map_err(|e| {
         unreachable(format!(

@@ -159,6 +159,38 @@ pub struct FanOutPolicy {
     pub options: FanOutOptions,
 }
 
+impl FanOutPolicy {
+    /// The budget parameters (`budget_bytes`, `budget_decoded_bytes`,
+    /// `budget_rows_buffered`, `budget_ms`) to send with each split, so that the whole
+    /// tree stays within the coordinator's budgets: bytes and rows shared out equally
+    /// (at least 1 each), the wall time as it is (the coordinator's own clock ends the
+    /// whole request).
+    pub fn split_budgets(
+        &self,
+        max_bytes: Option<u64>,
+        max_decoded_bytes: Option<u64>,
+        max_rows_buffered: Option<usize>,
+        max_millis: Option<f64>,
+    ) -> Vec<(&'static str, String)> {
+        let width = self.width.max(1) as u64;
+        let share = |n: u64| (n / width).max(1).to_string();
+        let mut out = Vec::new();
+        if let Some(b) = max_bytes {
+            out.push(("budget_bytes", share(b)));
+        }
+        if let Some(b) = max_decoded_bytes {
+            out.push(("budget_decoded_bytes", share(b)));
+        }
+        if let Some(r) = max_rows_buffered {
+            out.push(("budget_rows_buffered", share(r as u64)));
+        }
+        if let Some(ms) = max_millis {
+            out.push(("budget_ms", (ms.max(1.0) as u64).to_string()));
+        }
+        out
+    }
+}
+
 /// `query` answered by fanning it out over `policy.width` splits of its table when the
 /// files it reads hold at least `policy.min_bytes`, encoded in `format`; `None` when it
 /// is not worth it (a smaller table, a change feed, fewer than 2 files) — answer it with
@@ -199,4 +231,28 @@ where
         version: out.version,
         rows: Some(out.num_rows()),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_split_gets_a_share_of_the_budgets() {
+        let p = FanOutPolicy {
+            min_bytes: 1,
+            width: 3,
+            options: FanOutOptions::default(),
+        };
+        assert_eq!(
+            p.split_budgets(Some(64 << 20), Some(300), Some(2), Some(20_000.0)),
+            vec![
+                ("budget_bytes", (22_369_621).to_string()),
+                ("budget_decoded_bytes", "100".to_string()),
+                ("budget_rows_buffered", "1".to_string()),
+                ("budget_ms", "20000".to_string()),
+            ]
+        );
+        assert!(p.split_budgets(None, None, None, None).is_empty());
+    }
 }
