@@ -134,16 +134,19 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
     );
     assert!(m.contains("connection reset"), "{m}");
 
-    // a budget inside a split: not retried, 413 with the budget's code
+    // a budget inside a split: not retried, 413 with the budget's code (a group per row:
+    // more than 5 groups in any split)
     let tight = Limits {
         max_rows_buffered: Some(5),
         ..Default::default()
     };
+    let many = "SELECT event_time, COUNT(*) FROM 't' GROUP BY event_time";
+    let q = parse_sql(many).unwrap();
     let tries = Mutex::new(0u32);
     let call = |s: &Split| {
         *tries.lock().unwrap() += 1;
         let (dir, s) = (dir.clone(), s.clone());
-        async move { answer(&dir, QUERIES[1], &s, tight).await }
+        async move { answer(&dir, many, &s, tight).await }
     };
     let one = FanOutOptions {
         concurrency: 1,

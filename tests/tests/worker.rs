@@ -1228,15 +1228,23 @@ fn worker_ends_stalled_fetches_at_the_wall_time_budget() {
     );
 }
 
-/// Rows held in memory for GROUP BY, aggregates and ORDER BY have their own budget.
+/// Rows held in memory for ORDER BY, and the groups held for GROUP BY (aggregates fold
+/// batch by batch: a few groups over many rows hold little), have their own budget.
 #[test]
 fn worker_bounds_the_rows_it_buffers() {
     let Some(e) = env() else {
         return;
     };
     let _shared = sharing_the_isolate();
-    for sql in [
+    // 361 rows in 9 groups: within 100
+    let r = e.post(
         "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand",
+        &[("budget_rows_buffered", "100")],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    for sql in [
+        // 361 groups
+        "SELECT event_time, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY event_time",
         "SELECT user_id FROM 'r2://TABLES/demo' ORDER BY price DESC LIMIT 3",
     ] {
         let r = e.post(sql, &[("budget_rows_buffered", "100")]);
@@ -1344,9 +1352,10 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
         assert_eq!(p.header("x-deltalens-splits"), None);
         assert_eq!(f.text(), p.text(), "{sql}");
     }
-    // each split gets a third of the buffered-rows budget: 361 rows fit the unfanned
-    // worker's 361, but one of 3 splits holds at least 121 rows, over its 120
-    let grouped = "SELECT brand, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY brand ORDER BY brand";
+    // each split gets a third of the buffered-rows budget: 361 groups (one per row) fit
+    // the unfanned worker's 361, but one of 3 splits holds at least 121, over its 120
+    let grouped =
+        "SELECT event_time, COUNT(*) FROM 'r2://TABLES/demo' GROUP BY event_time ORDER BY 1";
     let path = "/v1/query?format=jsonl&budget_rows_buffered=361";
     let p = request(public, "POST", path, Some(grouped), &[]);
     assert_eq!(p.status, 200, "{}", p.text());

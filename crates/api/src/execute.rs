@@ -233,8 +233,13 @@ enum From<'a> {
 
 /// [`execute`] within `limits`.
 pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Result<Output> {
-    let (batch, version) = read_rows(query, From::Table(table), limits).await?;
-    let out = answer(query, batch)?;
+    let (out, version) = if query.aggregates() {
+        let (states, version) = read_states(query, From::Table(table), limits).await?;
+        (finished(query, &states)?, version)
+    } else {
+        let (batch, version) = read_rows(query, From::Table(table), limits).await?;
+        (answer(query, batch)?, version)
+    };
     if let Some(m) = limits.max_rows
         && out.num_rows() > m
     {
@@ -245,6 +250,98 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         batches: vec![out],
         version,
     })
+}
+
+/// The aggregate states of `query` (one row per group) over the rows it reads, folded
+/// batch by batch as the scan reads them: memory holds the groups and one batch, not the
+/// rows, so `max_rows_buffered` bounds the groups held (a `COUNT(*)` of a billion rows
+/// holds one). A filter on the change columns applies to each batch first.
+async fn read_states(query: &Query, from: From<'_>, limits: Limits) -> Result<(RecordBatch, u64)> {
+    let change_cols = change_cols_of(query);
+    let columns = input_columns(query, &change_cols)?;
+    let post_filter = post_filter(query, &change_cols);
+    let options = ScanOptions {
+        columns,
+        filter: if post_filter.is_some() {
+            None
+        } else {
+            query.filter.clone()
+        },
+        max_decoded_bytes: limits.max_decoded_bytes,
+        ..Default::default()
+    };
+    let mut acc: Option<RecordBatch> = None;
+    let mut schema = None;
+    let mut failed: Option<ApiError> = None;
+    let fold = |acc: Option<RecordBatch>, b: RecordBatch| -> Result<RecordBatch> {
+        let b = match post_filter {
+            Some(f) => {
+                let mask = f.evaluate(&b)?;
+                arrow_select::filter::filter_record_batch(&b, &mask)
+                    .map_err(|e| ApiError::compute("the filter", e))?
+            }
+            None => b,
+        };
+        let s = partial::states(query, &b)?;
+        match acc {
+            None => Ok(s),
+            Some(a) => partial::merge_states(query, &[a, s]),
+        }
+    };
+    let mut handle = |e: Event| -> deltalens_core::Result<bool> {
+        let b = match e {
+            Event::Schema(s) => {
+                schema = Some(s);
+                return Ok(true);
+            }
+            Event::Batch(b) => b,
+        };
+        match fold(acc.take(), b) {
+            Ok(s) => {
+                if let Some(m) = limits.max_rows_buffered
+                    && s.num_rows() > m
+                {
+                    let e = BudgetKind::RowsBuffered.exceeded(
+                        m as u64,
+                        s.num_rows() as u64,
+                        "the groups held to aggregate the result",
+                    );
+                    failed = Some(ApiError::Core(e.into()));
+                    return Ok(false);
+                }
+                acc = Some(s);
+                Ok(true)
+            }
+            Err(e) => {
+                failed = Some(e);
+                Ok(false)
+            }
+        }
+    };
+    let version = match from {
+        From::Table(table) => read_source(query, table, options, &mut handle).await?,
+        From::Split(split, table) => read_split(split, table, options, &mut handle).await?,
+    };
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let states = match acc {
+        Some(a) => a,
+        // no rows: the states of none (COUNT(*) is 0, the other aggregates NULL)
+        None => {
+            let schema =
+                schema.ok_or_else(|| ApiError::compute("the result", "no schema was read"))?;
+            partial::states(query, &RecordBatch::new_empty(schema))?
+        }
+    };
+    Ok((states, version))
+}
+
+/// The answer of an aggregating `query` from its merged states: finished, ordered, cut.
+fn finished(query: &Query, states: &RecordBatch) -> Result<RecordBatch> {
+    let out = partial::finish(query, states)?;
+    let order = order_keys(query, &out, &|_| None)?;
+    sort_and_limit(out, &order, query.limit)
 }
 
 /// The rows `query` works on, read within `limits` (its filter, columns and, where
@@ -381,12 +478,12 @@ pub async fn execute_partial(
             "plan and split a table scan",
         ));
     }
-    let (batch, _) = read_rows(query, From::Split(split, table), limits).await?;
     if query.aggregates() {
-        Ok(Partial::Groups(partial::states(query, &batch)?))
-    } else {
-        Ok(Partial::Rows(ordered(query, batch)?.0))
+        let (states, _) = read_states(query, From::Split(split, table), limits).await?;
+        return Ok(Partial::Groups(states));
     }
+    let (batch, _) = read_rows(query, From::Split(split, table), limits).await?;
+    Ok(Partial::Rows(ordered(query, batch)?.0))
 }
 
 /// Partial states of several splits as one (a worker that ran several splits, a level of
@@ -891,15 +988,24 @@ mod tests {
     }
 
     #[test]
-    fn rows_held_for_aggregates_and_order_by_are_bounded() {
+    fn rows_held_for_order_by_and_groups_held_for_aggregates_are_bounded() {
         let tight = Limits {
             max_rows: Some(1000),
             max_rows_buffered: Some(100),
             max_decoded_bytes: None,
         };
+        // aggregates fold batch by batch: 361 rows in few groups hold few
         for sql in [
             "SELECT brand, COUNT(*) FROM '{T}' GROUP BY brand",
-            "SELECT COUNT(*) FROM '{T}'",
+            "SELECT COUNT(*), SUM(price), MIN(event_time) FROM '{T}'",
+        ] {
+            let out = run(sql, tight).unwrap();
+            let want = run(sql, Limits::default()).unwrap();
+            assert_eq!(out.batches, want.batches, "{sql}");
+        }
+        for sql in [
+            // a group per row: 361 groups
+            "SELECT event_time, COUNT(*) FROM '{T}' GROUP BY event_time",
             "SELECT user_id FROM '{T}' ORDER BY price DESC LIMIT 3",
         ] {
             let e = run(sql, tight).unwrap_err();
@@ -935,7 +1041,7 @@ mod tests {
     #[test]
     fn answers_apply_the_limits() {
         let api = parse_query(
-            "SELECT brand, COUNT(*) FROM 'memory://demo' GROUP BY brand",
+            "SELECT user_id, COUNT(*) FROM 'memory://demo' GROUP BY user_id",
             &[],
         )
         .unwrap();
