@@ -1319,8 +1319,9 @@ fn worker_serves_only_once_configured() {
 /// over 3 splits, each sent to another instance through its service binding to itself
 /// (`POST /v1/partial`), and merges them; the answers equal the same worker build's
 /// without fan-out, byte for byte. Each split gets its share of the request's budgets. A
-/// change feed is not split. `/v1/partial` itself refuses malformed bodies and splits
-/// that leave their table.
+/// change feed is not split. `/v1/partial` answers only calls carrying the fan-out's
+/// secret (403 otherwise; 404 where fan-out is off), and refuses malformed bodies and
+/// splits that leave their table.
 #[test]
 fn worker_fans_large_queries_out_to_its_own_instances() {
     let (Some(fanout), Some((_, public))) = (
@@ -1377,8 +1378,33 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
         f.text()
     );
     assert_eq!(f.text(), post(public, cdf).text());
-    // the partial route: malformed bodies and a split outside its table
-    let partial = |body: &str| request(&fanout, "POST", "/v1/partial", Some(body), &[]);
+    // the partial route answers only the fan-out's own calls (they carry its secret), and
+    // is no route where fan-out is off
+    let secret = std::env::var("DELTALENS_WORKER_FANOUT_SECRET").unwrap_or_default();
+    let count = serde_json::json!({"sql": "SELECT COUNT(*) FROM 'r2://TABLES/demo'", "split": {}})
+        .to_string();
+    for headers in [
+        vec![],
+        vec![("x-deltalens-fanout-secret", "guess-guess-guess-guess")],
+    ] {
+        let r = request(&fanout, "POST", "/v1/partial", Some(&count), &headers);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (403, "forbidden".into()),
+            "{}",
+            r.text()
+        );
+    }
+    let r = request(public, "POST", "/v1/partial", Some(&count), &[]);
+    assert_eq!(
+        (r.status, r.error_code()),
+        (404, "not_found".into()),
+        "{}",
+        r.text()
+    );
+    // malformed bodies and a split outside its table, with the secret
+    let with_secret = [("x-deltalens-fanout-secret", secret.as_str())];
+    let partial = |body: &str| request(&fanout, "POST", "/v1/partial", Some(body), &with_secret);
     let r = partial("not json");
     assert_eq!(
         (r.status, r.error_code()),

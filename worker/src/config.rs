@@ -52,6 +52,10 @@ pub struct Config {
     pub fanout: Option<deltalens_api::FanOutPolicy>,
     /// The service binding a split is sent through (`SELF` by default).
     pub fanout_binding: String,
+    /// The secret a split's request carries (`x-deltalens-fanout-secret`): only this
+    /// Worker's own fan-out may call `POST /v1/partial`, which trusts the split it is sent
+    /// (its files and deletion vectors are not checked against the log again).
+    pub fanout_secret: Option<String>,
 }
 
 /// A var or secret, trimmed; `None` when unset or blank.
@@ -120,8 +124,14 @@ impl Config {
             max_bytes: Some(number(env, "DELTALENS_MAX_BYTES", 64 << 20)?),
             max_millis: Some(number(env, "DELTALENS_MAX_WALL_MS", 20_000)? as f64),
         };
+        let fanout_secret = get(env, "DELTALENS_FANOUT_SECRET");
         let fanout = match get(env, "DELTALENS_FANOUT_BYTES") {
             None => None,
+            Some(_) if fanout_secret.as_ref().is_none_or(|s| s.len() < 16) => {
+                return Err(
+                    "DELTALENS_FANOUT_BYTES is set but the secret DELTALENS_FANOUT_SECRET (16 characters or more) is not: the split workers cannot tell the fan-out's calls from a client's (`npx wrangler secret put DELTALENS_FANOUT_SECRET`)".into(),
+                );
+            }
             Some(_) => {
                 let width = number(env, "DELTALENS_FANOUT_WIDTH", 4)?;
                 if !(2..=32).contains(&width) {
@@ -138,6 +148,7 @@ impl Config {
         };
         Ok(Config {
             fanout,
+            fanout_secret,
             fanout_binding: get(env, "DELTALENS_FANOUT_BINDING").unwrap_or_else(|| "SELF".into()),
             allowlist: Allowlist::parse(&get(env, "DELTALENS_ALLOWED_TABLES").unwrap_or_default()),
             auth_token: get(env, "DELTALENS_AUTH_TOKEN"),

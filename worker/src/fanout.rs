@@ -31,6 +31,9 @@ pub async fn ask(
     let headers = Headers::new();
     let set = |k: &str, v: &str| headers.set(k, v).map_err(|e| unreachable(e.to_string()));
     set("content-type", "application/json")?;
+    if let Some(secret) = &config.fanout_secret {
+        set("x-deltalens-fanout-secret", secret)?;
+    }
     if let Some(a) = auth {
         set("authorization", a)?;
     }

@@ -150,7 +150,29 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
             sql = sql_of(&text);
             api
         }
-        (Method::Post, "/v1/partial") => parse_partial(&read_body(&req, MAX_PARTIAL_BODY).await?)?,
+        (Method::Post, "/v1/partial") => {
+            // only this Worker's own fan-out: the split is trusted as sent
+            let Some(want) = config.fanout.and(config.fanout_secret.as_deref()) else {
+                return Err(ErrorResponse::new(
+                    404,
+                    "not_found",
+                    "/v1/partial answers only this Worker's own fan-out, which is off (DELTALENS_FANOUT_BYTES)",
+                ));
+            };
+            let given = req
+                .headers()
+                .get("x-deltalens-fanout-secret")
+                .ok()
+                .flatten();
+            if !given.is_some_and(|g| token_matches(&g, want)) {
+                return Err(ErrorResponse::new(
+                    403,
+                    "forbidden",
+                    "/v1/partial answers only this Worker's own fan-out",
+                ));
+            }
+            parse_partial(&read_body(&req, MAX_PARTIAL_BODY).await?)?
+        }
         (_, "/v1/query") => {
             return Err(ErrorResponse::new(
                 405,

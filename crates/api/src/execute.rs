@@ -496,9 +496,20 @@ pub fn combine_partials(query: &Query, parts: &[Partial]) -> Result<Partial> {
             "no partial results to merge",
         ));
     };
+    let wanted = if query.aggregates() { "groups" } else { "rows" };
+    if let Some(i) = parts
+        .iter()
+        .position(|p| matches!(p, Partial::Groups(_)) != query.aggregates())
+    {
+        return Err(ApiError::compute(
+            "the merge",
+            format!("partial answer {i} is not of the query's kind ({wanted})"),
+        ));
+    }
     if query.aggregates() {
         return Ok(Partial::Groups(partial::merge_states(query, &batches)?));
     }
+    partial::same_schema(&batches)?;
     let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
         .map_err(|e| ApiError::compute("the partial rows (of another query?)", e))?;
     Ok(Partial::Rows(ordered(query, all)?.0))

@@ -112,6 +112,10 @@ impl Partial {
     }
 }
 
+/// The prefix of state columns' names: reserved (a table column named so cannot be a
+/// group key, whose column sits beside the states).
+const STATE_PREFIX: &str = "__deltalens_";
+
 /// The name of aggregate item `i`'s state column (`n`: an average's count).
 fn state_name(i: usize, n: bool) -> String {
     if n {
@@ -145,6 +149,14 @@ fn avg_sum_type(t: &DataType) -> DataType {
 /// `batch` with its rows in groups: the group keys (each group's first row), then each
 /// aggregate's state over the group.
 pub(crate) fn states(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
+    if let Some(g) = q.group_by.iter().find(|g| g.starts_with(STATE_PREFIX)) {
+        return Err(ApiError::Column {
+            column: g.clone(),
+            message: format!(
+                "names starting with {STATE_PREFIX} are reserved for aggregate states: group by another column"
+            ),
+        });
+    }
     let keys = q
         .group_by
         .iter()
@@ -263,6 +275,31 @@ fn sum_same_type(values: &ArrayRef, groups: &[Vec<u32>], what: &str) -> Result<A
     })
 }
 
+/// Refuse `parts` unless they all have the first one's columns (names and types): states
+/// of another query or another build must not meet in a merge.
+pub(crate) fn same_schema(parts: &[RecordBatch]) -> Result<()> {
+    let Some(first) = parts.first() else {
+        return Ok(());
+    };
+    let fields = |b: &RecordBatch| {
+        b.schema()
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().clone()))
+            .collect::<Vec<_>>()
+    };
+    let want = fields(first);
+    match parts.iter().position(|p| fields(p) != want) {
+        None => Ok(()),
+        Some(i) => Err(ApiError::compute(
+            "the merge",
+            format!(
+                "partial answer {i} has other columns than the first (another query or build?)"
+            ),
+        )),
+    }
+}
+
 /// States of several shares merged into one row per group (the keys' first appearance
 /// in `parts`' order): counts and sums added, minima and maxima compared.
 pub(crate) fn merge_states(q: &Query, parts: &[RecordBatch]) -> Result<RecordBatch> {
@@ -270,6 +307,7 @@ pub(crate) fn merge_states(q: &Query, parts: &[RecordBatch]) -> Result<RecordBat
         return Err(ApiError::compute("the merge", "no partial states to merge"));
     };
     let schema = first.schema();
+    same_schema(parts)?;
     let all = arrow_select::concat::concat_batches(&schema, parts)
         .map_err(|e| ApiError::compute("the partial states (of another query?)", e))?;
     let keys = q
@@ -353,9 +391,7 @@ pub(crate) fn finish(q: &Query, states: &RecordBatch) -> Result<RecordBatch> {
                     AggFunc::Avg => average(s, column(states, &state_name(i, true))?)?,
                     // a count over no rows is 0, not NULL
                     AggFunc::Count => Arc::new(Int64Array::from_iter(
-                        s.as_primitive::<Int64Type>()
-                            .iter()
-                            .map(|c| Some(c.unwrap_or(0))),
+                        int64(s, &name)?.iter().map(|c| Some(c.unwrap_or(0))),
                     )),
                     _ => s.clone(),
                 };
@@ -373,9 +409,19 @@ pub(crate) fn finish(q: &Query, states: &RecordBatch) -> Result<RecordBatch> {
     .map_err(|e| ApiError::compute("the aggregates", e))
 }
 
+/// `a` as BIGINT values, or an error naming `what` (a state of another type: not ours).
+fn int64<'a>(a: &'a ArrayRef, what: &str) -> Result<&'a arrow_array::Int64Array> {
+    a.as_primitive_opt::<Int64Type>().ok_or_else(|| {
+        ApiError::compute(
+            what.to_string(),
+            format!("a count state of type {} (another build?)", a.data_type()),
+        )
+    })
+}
+
 /// `sum / n` as DOUBLE per row (NULL where no value was counted).
 fn average(sum: &ArrayRef, n: &ArrayRef) -> Result<ArrayRef> {
-    let n = n.as_primitive::<Int64Type>();
+    let n = int64(n, "AVG")?;
     let value = |i: usize| -> Option<f64> {
         if sum.is_null(i) {
             return None;
@@ -398,4 +444,64 @@ fn average(sum: &ArrayRef, n: &ArrayRef) -> Result<ArrayRef> {
         })
         .collect();
     Ok(Arc::new(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, StringArray};
+
+    fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
+        RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    /// A table column named like a state column: an error, not a panic or a wrong count.
+    #[test]
+    fn a_group_key_named_like_a_state_is_refused() {
+        let q = crate::sql::parse_sql(
+            "SELECT `__deltalens_s1`, COUNT(*) FROM 't' GROUP BY `__deltalens_s1`",
+        )
+        .unwrap();
+        let b = batch(vec![(
+            "__deltalens_s1",
+            Arc::new(StringArray::from(vec!["a", "b", "a"])) as ArrayRef,
+        )]);
+        let e = states(&q, &b).and_then(|s| finish(&q, &s)).unwrap_err();
+        assert!(e.to_string().contains("__deltalens_"), "{e}");
+    }
+
+    /// States of another query or build (other columns, other types): an error naming
+    /// the merge, never a panic.
+    #[test]
+    fn states_that_do_not_fit_the_query_are_refused() {
+        let q = crate::sql::parse_sql("SELECT COUNT(*), MAX(x) FROM 't'").unwrap();
+        let good = states(
+            &q,
+            &batch(vec![(
+                "x",
+                Arc::new(Float64Array::from(vec![1.0, 2.0])) as ArrayRef,
+            )]),
+        )
+        .unwrap();
+        // fewer columns
+        let short = batch(vec![(
+            "__deltalens_s0",
+            Arc::new(Int64Array::from(vec![1])) as ArrayRef,
+        )]);
+        assert!(merge_states(&q, &[good.clone(), short.clone()]).is_err());
+        assert!(merge_states(&q, &[short, good.clone()]).is_err());
+        // a count that is not a count
+        let wrong = batch(vec![
+            (
+                "__deltalens_s0",
+                Arc::new(Float64Array::from(vec![1.0])) as ArrayRef,
+            ),
+            (
+                "__deltalens_s1",
+                Arc::new(Float64Array::from(vec![1.0])) as ArrayRef,
+            ),
+        ]);
+        assert!(finish(&q, &wrong).is_err());
+        assert!(merge_states(&q, &[good, wrong]).is_err());
+    }
 }
