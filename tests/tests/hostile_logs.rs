@@ -622,3 +622,59 @@ fn a_page_inflating_past_its_claimed_size_stops_at_the_claim() {
         println!("{codec}: {message}");
     }
 }
+
+/// A partition value is copied into every row of every batch: a log (or a split) with a
+/// 1 MB value would make 8 GB of one 8,192-row batch. Values over
+/// `MAX_PARTITION_VALUE_BYTES` are refused naming the limit, and the copies count against
+/// the scan's decoded-bytes budget before they are made.
+#[test]
+fn a_huge_partition_value_is_refused_before_it_is_copied() {
+    let parquet = std::fs::read(
+        deltalens_tests::fixtures_dir()
+            .join("demo/event_date=2019-10-03/part-00000-87d90b09-f7b0-4c30-b648-3ac1f77e004b-c000.snappy.parquet"),
+    )
+    .unwrap();
+    let metadata = METADATA
+        .replace(
+            r#"{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}"#,
+            r#"{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}"#,
+        )
+        .replace(r#""partitionColumns":[]"#, r#""partitionColumns":["p"]"#);
+    let scan = |value: &str, budget: Option<u64>| {
+        let add = format!(
+            r#"{{"add":{{"path":"x.parquet","partitionValues":{{"p":"{value}"}},"size":{},"modificationTime":0,"dataChange":true}}}}"#,
+            parquet.len()
+        );
+        let mem = MemoryStorage::new();
+        mem.put(C0, [PROTOCOL, &metadata, &add].join("\n").into_bytes(), 0);
+        mem.put("x.parquet", parquet.clone(), 0);
+        let t = Table::new(Arc::new(mem), "mem://t");
+        let snap = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
+        let options = ScanOptions {
+            columns: Some(vec!["p".into()]),
+            max_decoded_bytes: budget,
+            ..Default::default()
+        };
+        let scan = snap.scan(options).unwrap();
+        let mut rows = 0;
+        block_on(scan.execute(&mut |b| {
+            rows += b.num_rows();
+            Ok(true)
+        }))
+        .map(|_| rows)
+    };
+    assert!(scan("2019-10-03", None).unwrap() > 0);
+    let huge = "x".repeat(1 << 20);
+    match scan(&huge, None) {
+        Err(Error::LimitExceeded { limit, value, .. }) => {
+            assert_eq!((limit, value), ("MAX_PARTITION_VALUE_BYTES", 1 << 20));
+        }
+        other => panic!("{other:?}"),
+    }
+    // within the limit, the copies count against the decoded-bytes budget
+    let big = "y".repeat(60_000);
+    match scan(&big, Some(1_000_000)) {
+        Err(Error::DecodedBytesExceeded { max, .. }) => assert_eq!(max, 1_000_000),
+        other => panic!("{other:?}"),
+    }
+}

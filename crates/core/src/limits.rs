@@ -15,6 +15,11 @@ pub const MAX_SIDECARS: u64 = 100_000;
 /// otherwise be probed forever.
 pub const MAX_UNLISTED_VERSIONS: u64 = 1_000_000;
 
+/// Bytes of one partition value: it is copied into every row of a file's batches, so a
+/// 1 MB value would make 8 GB of one 8,192-row batch (real values are names, dates and
+/// numbers).
+pub const MAX_PARTITION_VALUE_BYTES: u64 = 64 << 10;
+
 /// Bytes of one Parquet footer (metadata and page indexes) — checkpoints of millions of
 /// files have footers of a few MB.
 pub const MAX_FOOTER_BYTES: u64 = 256 << 20;

@@ -145,6 +145,23 @@ impl Scan<'_> {
         Ok(())
     }
 
+    /// Refuse a partition value over [`crate::limits::MAX_PARTITION_VALUE_BYTES`], and
+    /// count its `rows` copies against the decoded-bytes budget before they are made.
+    pub(super) fn check_partition_value(&self, path: &str, raw: &str, rows: usize) -> Result<()> {
+        let len = raw.len() as u64;
+        let max = crate::limits::MAX_PARTITION_VALUE_BYTES;
+        if len > max {
+            return Err(Error::LimitExceeded {
+                limit: "MAX_PARTITION_VALUE_BYTES",
+                what: "the bytes of one partition value",
+                value: len,
+                max,
+                path: path.to_string(),
+            });
+        }
+        self.count_decoded(path, len.saturating_mul(rows as u64))
+    }
+
     /// Count `n` decoded bytes; an error once the scan's total passes the limit.
     pub(super) fn count_decoded(&self, path: &str, n: u64) -> Result<()> {
         let used = self

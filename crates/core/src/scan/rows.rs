@@ -81,6 +81,9 @@ impl Scan<'_> {
                         .get(key)
                         .or_else(|| file.partition_values.get(&f.name))
                         .and_then(|v| v.as_deref());
+                    if let Some(r) = raw {
+                        self.check_partition_value(path, r, n)?;
+                    }
                     partition_array(&f.name, raw, &f.data_type, target.data_type(), n)?
                 }
             };
