@@ -106,10 +106,10 @@ fn input_columns(q: &Query, change_cols: &[String]) -> Result<Option<Vec<String>
 pub struct Limits {
     /// Rows the result may hold ([`ApiError::RowsBudget`] otherwise).
     pub max_rows: Option<usize>,
-    /// Rows read from the table and held in memory at once before they are grouped,
-    /// aggregated, sorted, filtered late (change columns) or cut by a LIMIT after ORDER
-    /// BY: the scan stops at the batch that would pass it, with the `rows_buffered`
-    /// budget error (413).
+    /// Rows read from the table and held in memory at once before they are sorted,
+    /// filtered late (change columns) or cut by a LIMIT after ORDER BY, and the groups an
+    /// aggregate holds (aggregates fold batch by batch: their rows are not held): the scan
+    /// stops at the batch that would pass it, with the `rows_buffered` budget error (413).
     pub max_rows_buffered: Option<usize>,
     /// Bytes the scan may decode ([`ScanOptions::max_decoded_bytes`]): the
     /// `decoded_bytes` budget (413).

@@ -21,7 +21,7 @@ use crate::runtime;
 /// Bytes of objects kept between calls on one table (the log's tail, checkpoint parts).
 const CACHE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Rows held at once to group, aggregate or sort in `query()` unless
+/// Rows held at once to sort in `query()`, and groups held to aggregate, unless
 /// `max_buffered_rows` says otherwise (scans stream and hold none).
 const MAX_BUFFERED_ROWS: usize = 10_000_000;
 
