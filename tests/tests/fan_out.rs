@@ -304,6 +304,8 @@ fn the_partial_route_and_the_fan_out_decision() {
             ))
             .unwrap()
             .expect("fanned out");
+        let (fanned, splits) = fanned;
+        assert_eq!(splits, 3);
         let whole = rt
             .block_on(respond(
                 ApiRequest::Rows {

@@ -217,12 +217,12 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
         }
         _ => None,
     };
-    let split_count = fanned
-        .is_some()
-        .then(|| config.fanout.map_or(0, |p| p.width));
-    let a = match fanned {
-        Some(a) => a,
-        None => respond(api, &opened.table, config.limits(), now_ms).await?,
+    let (a, split_count) = match fanned {
+        Some((a, n)) => (a, Some(n)),
+        None => (
+            respond(api, &opened.table, config.limits(), now_ms).await?,
+            None,
+        ),
     };
     // the work after the last subrequest counts too
     opened

@@ -194,8 +194,9 @@ impl FanOutPolicy {
 /// `query` answered by fanning it out over `policy.width` splits of its table when the
 /// files it reads hold at least `policy.min_bytes`, encoded in `format`; `None` when it
 /// is not worth it (a smaller table, a change feed, fewer than 2 files) — answer it with
-/// [`crate::respond`] then. `limits.max_rows` holds for the merged answer; each split's
-/// worker applies its own budgets.
+/// [`crate::respond`] then; otherwise the answer and the number of splits asked (fewer
+/// than `width` when the table has fewer files). `limits.max_rows` holds for the merged
+/// answer; each split's worker applies its own budgets.
 pub async fn respond_fanned_out<F, Fut>(
     query: &Query,
     format: Format,
@@ -203,7 +204,7 @@ pub async fn respond_fanned_out<F, Fut>(
     limits: Limits,
     policy: &FanOutPolicy,
     call: F,
-) -> Result<Option<ApiResponse>>
+) -> Result<Option<(ApiResponse, usize)>>
 where
     F: Fn(&Split) -> Fut,
     Fut: Future<Output = Result<Partial>>,
@@ -225,12 +226,13 @@ where
         return Ok(None);
     }
     let out = fan_out(query, &plan, &policy.options, limits.max_rows, call).await?;
-    Ok(Some(ApiResponse {
+    let answer = ApiResponse {
         content_type: format.content_type(),
         body: encode(format, &out.schema, &out.batches)?,
         version: out.version,
         rows: Some(out.num_rows()),
-    }))
+    };
+    Ok(Some((answer, plan.splits.len())))
 }
 
 #[cfg(test)]
