@@ -240,16 +240,7 @@ pub async fn execute_limited(query: &Query, table: &Table, limits: Limits) -> Re
         let (batch, version) = read_rows(query, From::Table(table), limits).await?;
         (answer(query, batch)?, version)
     };
-    if let Some(m) = limits.max_rows
-        && out.num_rows() > m
-    {
-        return Err(ApiError::RowsBudget { limit: m });
-    }
-    Ok(Output {
-        schema: out.schema(),
-        batches: vec![out],
-        version,
-    })
+    output(out, version, limits.max_rows)
 }
 
 /// The aggregate states of `query` (one row per group) over the rows it reads, folded
@@ -448,17 +439,11 @@ fn ordered(query: &Query, batch: RecordBatch) -> Result<(RecordBatch, Vec<(Strin
     Ok((sorted, projection))
 }
 
-/// The answer to `query` from the rows it works on: grouped and aggregated, or projected;
-/// then ordered and cut.
+/// The answer to a query without aggregates from the rows it works on: ordered, cut
+/// and projected.
 fn answer(query: &Query, batch: RecordBatch) -> Result<RecordBatch> {
-    if query.aggregates() {
-        let out = aggregated(query, &batch)?;
-        let order = order_keys(query, &out, &|_| None)?;
-        sort_and_limit(out, &order, query.limit)
-    } else {
-        let (sorted, projection) = ordered(query, batch)?;
-        project(&sorted, &projection)
-    }
+    let (sorted, projection) = ordered(query, batch)?;
+    project(&sorted, &projection)
 }
 
 /// `query` over one split of a plan of its table (see [`deltalens_core::split`]), as a
@@ -524,23 +509,15 @@ pub fn merge_partials(
     version: u64,
     max_rows: Option<usize>,
 ) -> Result<Output> {
-    let batches: Vec<RecordBatch> = parts.iter().map(|p| p.batch().clone()).collect();
-    let Some(first) = batches.first() else {
-        return Err(ApiError::compute(
-            "the merge",
-            "no partial results to merge",
-        ));
+    let out = match combine_partials(query, parts)? {
+        Partial::Groups(states) => finished(query, &states)?,
+        Partial::Rows(rows) => answer(query, rows)?,
     };
-    let out = if query.aggregates() {
-        let states = partial::merge_states(query, &batches)?;
-        let out = partial::finish(query, &states)?;
-        let order = order_keys(query, &out, &|_| None)?;
-        sort_and_limit(out, &order, query.limit)?
-    } else {
-        let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
-            .map_err(|e| ApiError::compute("the partial rows (of another query?)", e))?;
-        answer(query, all)?
-    };
+    output(out, version, max_rows)
+}
+
+/// `out` as a query's output at `version`, within `max_rows`.
+fn output(out: RecordBatch, version: u64, max_rows: Option<usize>) -> Result<Output> {
     if let Some(m) = max_rows
         && out.num_rows() > m
     {
@@ -729,10 +706,6 @@ fn project(batch: &RecordBatch, projection: &[(String, String)]) -> Result<Recor
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )
     .map_err(|e| ApiError::compute("the selected columns", e))
-}
-
-fn aggregated(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
-    partial::finish(q, &partial::states(q, batch)?)
 }
 
 enum Key {

@@ -146,17 +146,9 @@ fn avg_sum_type(t: &DataType) -> DataType {
     }
 }
 
-/// `batch` with its rows in groups: the group keys (each group's first row), then each
-/// aggregate's state over the group.
-pub(crate) fn states(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
-    if let Some(g) = q.group_by.iter().find(|g| g.starts_with(STATE_PREFIX)) {
-        return Err(ApiError::Column {
-            column: g.clone(),
-            message: format!(
-                "names starting with {STATE_PREFIX} are reserved for aggregate states: group by another column"
-            ),
-        });
-    }
+/// The rows of `batch` in groups by `q`'s GROUP BY keys (first appearance order), and
+/// each key's value per group (its first row's).
+fn grouped(q: &Query, batch: &RecordBatch) -> Result<(Vec<Vec<u32>>, Vec<ArrayRef>)> {
     let keys = q
         .group_by
         .iter()
@@ -169,14 +161,33 @@ pub(crate) fn states(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
             .map(|g| g.first().copied().unwrap_or(0))
             .collect::<Vec<_>>(),
     );
-    let mut fields = Vec::new();
-    let mut arrays: Vec<ArrayRef> = Vec::new();
-    let schema = batch.schema();
-    for (name, k) in q.group_by.iter().zip(&keys) {
-        arrays.push(
+    let values = q
+        .group_by
+        .iter()
+        .zip(&keys)
+        .map(|(name, k)| {
             arrow_select::take::take(k.as_ref(), &firsts, None)
-                .map_err(|e| ApiError::compute(name.clone(), e))?,
-        );
+                .map_err(|e| ApiError::compute(name.clone(), e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((groups, values))
+}
+
+/// `batch` with its rows in groups: the group keys (each group's first row), then each
+/// aggregate's state over the group.
+pub(crate) fn states(q: &Query, batch: &RecordBatch) -> Result<RecordBatch> {
+    if let Some(g) = q.group_by.iter().find(|g| g.starts_with(STATE_PREFIX)) {
+        return Err(ApiError::Column {
+            column: g.clone(),
+            message: format!(
+                "names starting with {STATE_PREFIX} are reserved for aggregate states: group by another column"
+            ),
+        });
+    }
+    let (groups, mut arrays) = grouped(q, batch)?;
+    let mut fields = Vec::new();
+    let schema = batch.schema();
+    for (name, k) in q.group_by.iter().zip(&arrays) {
         let nullable = schema
             .field_with_name(name)
             .map(|f| f.is_nullable())
@@ -310,25 +321,7 @@ pub(crate) fn merge_states(q: &Query, parts: &[RecordBatch]) -> Result<RecordBat
     same_schema(parts)?;
     let all = arrow_select::concat::concat_batches(&schema, parts)
         .map_err(|e| ApiError::compute("the partial states (of another query?)", e))?;
-    let keys = q
-        .group_by
-        .iter()
-        .map(|g| column(&all, g).cloned())
-        .collect::<Result<Vec<_>>>()?;
-    let groups = groups(&keys, all.num_rows())?;
-    let firsts = UInt32Array::from(
-        groups
-            .iter()
-            .map(|g| g.first().copied().unwrap_or(0))
-            .collect::<Vec<_>>(),
-    );
-    let mut arrays: Vec<ArrayRef> = Vec::new();
-    for (name, k) in q.group_by.iter().zip(&keys) {
-        arrays.push(
-            arrow_select::take::take(k.as_ref(), &firsts, None)
-                .map_err(|e| ApiError::compute(name.clone(), e))?,
-        );
-    }
+    let (groups, mut arrays) = grouped(q, &all)?;
     for (i, item) in q.items.iter().enumerate() {
         let Item::Agg { func, arg, .. } = item else {
             continue;
