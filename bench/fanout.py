@@ -42,8 +42,12 @@ SQL = ("SELECT category, COUNT(*), SUM(qty), AVG(price), MIN(ts), MAX(ts) "
        "FROM 'r2://TABLES/{t}' GROUP BY category ORDER BY category")
 
 
+SECRET = os.urandom(16).hex()  # the fan-out's own calls to POST /v1/partial carry it
+
+
 def post(base, path, body, timeout=600):
-    req = urllib.request.Request(base + path, data=body.encode(), method="POST")
+    req = urllib.request.Request(base + path, data=body.encode(), method="POST",
+                                 headers={"x-deltalens-fanout-secret": SECRET})
     t0 = time.perf_counter()
     with urllib.request.urlopen(req, timeout=timeout) as r:
         data = r.read()
@@ -71,9 +75,11 @@ def start_worker(port, r2_dir, load, width):
     })
     if load:
         env["DELTALENS_R2_LOAD"] = load
-    if width > 1:
-        env["DELTALENS_FANOUT_BYTES"] = "1"
-        env["DELTALENS_FANOUT_WIDTH"] = str(width)
+    # /v1/partial answers only with fan-out configured: the unfanned worker has it on with a
+    # threshold no table reaches
+    env["DELTALENS_FANOUT_SECRET"] = SECRET
+    env["DELTALENS_FANOUT_BYTES"] = "1" if width > 1 else str(2**63)
+    env["DELTALENS_FANOUT_WIDTH"] = str(max(width, 2))
     log = open(os.path.join(r2_dir, f"worker-{width}.log"), "w")
     p = subprocess.Popen(["node", os.path.join(ROOT, "worker/local.mjs")], env=env, stdout=log,
                          stderr=subprocess.STDOUT, start_new_session=True)

@@ -51,5 +51,6 @@ for word in worker-build chromium nginx pip npm playwright deltalake duckdb moto
 done
 want "$steps" "scripts/setup --explorer" "scripts/explore --dry-run"
 want "$steps" "deltalens serve" "scripts/explore --dry-run"
+want "$steps" "--no-default-features" "scripts/explore --dry-run (the CLI without DataFusion)"
 ((fail == 0)) && echo "explore: set-up asks for $(wc -l <<<"$explorer") installs/checks (the wasm32 target, clang, wasm-bindgen-cli); the full set-up $(wc -l <<<"$full"); the dry run lists $(wc -l <<<"$steps") steps"
 exit $fail

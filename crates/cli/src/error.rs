@@ -74,6 +74,11 @@ pub enum CliError {
     #[error("{0}")]
     LocalAddr(#[source] io::Error),
 
+    /// `sql`: DataFusion could not parse, plan or run the statements.
+    #[cfg(feature = "sql")]
+    #[error("{0}")]
+    Sql(#[source] Box<deltalens_datafusion::datafusion::error::DataFusionError>),
+
     /// The async runtime could not be started.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -96,6 +101,8 @@ impl CliError {
             CliError::Argument { .. } | CliError::SplitFile { .. } => "invalid_argument".into(),
             CliError::NotATable { .. } => "not_a_table".into(),
             CliError::Present(P::Io(_)) | CliError::CreateOutput { .. } => "output_failed".into(),
+            #[cfg(feature = "sql")]
+            CliError::Sql(e) => crate::cmd::sql::code(e),
             _ => "failed".into(),
         }
     }

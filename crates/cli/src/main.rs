@@ -74,6 +74,16 @@ enum Command {
         after_help = "Examples:\n  deltalens query \"SELECT brand, COUNT(*) FROM './events' GROUP BY brand\"\n  deltalens query \"SELECT * FROM table_changes('./events', 3, 5)\" --format csv"
     )]
     Query(cmd::query::Args),
+    /// Full SQL through DataFusion (joins, window functions, CTEs; statements separated by
+    /// `;`) over Delta tables: FROM '<table>' or '<table>@v<version>', CREATE EXTERNAL
+    /// TABLE t STORED AS DELTA LOCATION '<table>' [OPTIONS ('version' 'n' | 'timestamp'
+    /// '<ts>')], table_changes('<table>', from[, to]). Scans plan splits, one per
+    /// partition, and push projections, filters and limits down.
+    #[cfg(feature = "sql")]
+    #[command(
+        after_help = "Examples:\n  deltalens sql \"SELECT a.brand, COUNT(*) FROM './events' a JOIN './brands' b ON a.brand = b.name GROUP BY 1\"\n  deltalens sql \"SELECT id, RANK() OVER (PARTITION BY day ORDER BY price DESC) FROM 's3://bucket/sales@v12'\" --format csv\n  deltalens sql \"CREATE EXTERNAL TABLE s STORED AS DELTA LOCATION './sales' OPTIONS ('version' '3'); SELECT COUNT(*) FROM s\""
+    )]
+    Sql(cmd::sql::Args),
     /// Read rows (a time-travel preview with --version / --timestamp).
     #[command(
         after_help = "Examples:\n  deltalens scan ./events --limit 20\n  deltalens scan s3://bucket/sales --columns id,price --filter 'price > 10' --json\n  deltalens scan ./events --version 3 --format parquet --output v3.parquet"
@@ -142,6 +152,8 @@ async fn dispatch(command: Command) -> Result<String, CliError> {
         Command::History(a) => cmd::history::run(a).await,
         Command::Files(a) => cmd::files::run(a).await,
         Command::Query(a) => cmd::query::run(a).await,
+        #[cfg(feature = "sql")]
+        Command::Sql(a) => cmd::sql::run(a).await,
         Command::Scan(a) => cmd::scan::run(a).await,
         Command::Diff(a) => cmd::diff::run(a).await,
         Command::Plan(a) => cmd::plan::run(a).await,

@@ -763,3 +763,77 @@ fn progress_is_drawn_on_a_terminal_only() {
         "--quiet drew a progress bar"
     );
 }
+
+#[test]
+fn sql_runs_datafusion_over_delta_tables() {
+    let t = fixture("demo");
+    // `query` (deltalens' own SQL) and `sql` (DataFusion) give the same counts per brand
+    let ours = run(&[
+        "query",
+        &format!("SELECT brand, COUNT(*) FROM '{t}' GROUP BY brand ORDER BY brand"),
+        "--format",
+        "csv",
+    ]);
+    let theirs = run(&[
+        "sql",
+        &format!(
+            "SELECT brand, COUNT(*) AS n FROM '{t}' GROUP BY brand ORDER BY brand NULLS FIRST"
+        ),
+        "--format",
+        "csv",
+        "--partitions",
+        "3",
+    ]);
+    assert!(
+        theirs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
+    let rows = |o: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(rows(&ours), rows(&theirs));
+    assert!(rows(&theirs).len() > 3);
+    // several statements: a table at a version, then a join and a window over it
+    let out = json_lines(&run(&[
+        "sql",
+        &format!(
+            "CREATE EXTERNAL TABLE v1 STORED AS DELTA LOCATION '{t}' OPTIONS ('version' '1'); \
+             SELECT COUNT(*) AS n, MAX(r) AS top FROM (SELECT RANK() OVER (ORDER BY price DESC) AS r \
+             FROM v1 a JOIN '{t}' b USING (product_id, event_time, user_session))"
+        ),
+        "--format",
+        "jsonl",
+    ]));
+    assert_eq!(out.len(), 1);
+    assert!(out[0]["n"].as_i64().unwrap() > 0, "{out:?}");
+    // errors name what went wrong, with the usual exit codes
+    let bad = run(&["sql", "SELEC 1"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "a syntax error is a usage error"
+    );
+    let missing = run(&["sql", "SELECT * FROM '/nonexistent/deltalens/table'"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/deltalens/table"));
+    let changes = run(&["sql", &format!("SELECT * FROM table_changes('{t}', 9, 2)")]);
+    assert_eq!(
+        changes.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&changes.stderr)
+    );
+}
+
+fn json_lines(o: &Output) -> Vec<Value> {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

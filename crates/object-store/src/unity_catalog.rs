@@ -260,7 +260,7 @@ pub fn catalog_error(location: &str, e: CatalogError) -> StorageError {
 
 /// Whether a store option is a credential (the user's own, never used for a table whose
 /// credentials the catalog vends).
-pub(crate) fn is_credential_option(key: &str) -> bool {
+pub fn is_credential_option(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     [
         "access_key",

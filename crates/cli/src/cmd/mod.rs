@@ -15,6 +15,8 @@ pub mod query;
 pub mod scan;
 pub mod schema;
 pub mod serve;
+#[cfg(feature = "sql")]
+pub mod sql;
 
 use serde::Serialize;
 

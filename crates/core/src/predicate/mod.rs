@@ -11,6 +11,7 @@ mod evaluate;
 mod like;
 mod parse;
 mod sql;
+mod text;
 
 pub use evaluate::{compare, literal_array, resolve};
 

@@ -1,0 +1,178 @@
+//! A physical extension codec for [`DeltaScanExec`]: plans holding Delta scans ship to
+//! other processes (Ballista executors, or anything that moves DataFusion plans as
+//! `datafusion-proto` bytes), each partition's split going with its task.
+//!
+//! A node travels as JSON: the table's location and store options *without credentials*
+//! (the receiving process reads with its own, from its environment), the splits (their
+//! files, protocol and metadata: nothing is read from the log there), the columns, the
+//! pushed filter as text, the limit and budgets, and the output schema (Arrow IPC). The
+//! receiver trusts its scheduler as it trusts any plan it is sent; the encoded form is
+//! still checked (size, JSON shape, filter syntax, schema) and a split's protocol and
+//! schema are checked when it runs.
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::TaskContext;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use deltalens_core::Split;
+use deltalens_core::predicate::Predicate;
+use deltalens_core::scan::ScanOptions;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::exec::{DeltaScanExec, Source};
+use crate::location::Location;
+
+/// The largest encoded node accepted (a split names its files; a million-file table in
+/// a few hundred splits stays far below this).
+pub const MAX_ENCODED_BYTES: usize = 512 << 20;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+enum Encoded {
+    Scan(Box<EncodedScan>),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EncodedScan {
+    location: Location,
+    splits: Option<Vec<Split>>,
+    changes: Option<(u64, Option<u64>)>,
+    columns: Option<Vec<String>>,
+    filter: Option<String>,
+    limit: Option<usize>,
+    batch_size: usize,
+    prune: bool,
+    max_decoded_bytes: Option<u64>,
+    /// The output schema as an Arrow IPC stream, in hex.
+    schema: String,
+}
+
+/// Encodes and decodes [`DeltaScanExec`] nodes (see the module documentation).
+#[derive(Debug, Default)]
+pub struct DeltaCodec;
+
+fn invalid(m: impl Into<String>) -> DataFusionError {
+    Error::InvalidArgument(m.into()).into()
+}
+
+fn schema_hex(schema: &SchemaRef) -> DfResult<String> {
+    let mut buf = Vec::new();
+    let mut w = datafusion::arrow::ipc::writer::StreamWriter::try_new(&mut buf, schema)?;
+    w.finish()?;
+    drop(w);
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn schema_from_hex(hex: &str) -> DfResult<SchemaRef> {
+    let bad = || invalid("an encoded Delta scan's schema is not hex-encoded Arrow IPC");
+    if !hex.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| {
+            hex.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(bad)?;
+    let r = datafusion::arrow::ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)?;
+    Ok(r.schema())
+}
+
+impl PhysicalExtensionCodec for DeltaCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        _ctx: &TaskContext,
+        _proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if buf.len() > MAX_ENCODED_BYTES {
+            return Err(invalid(format!(
+                "an encoded Delta scan of {} bytes is over the limit of {MAX_ENCODED_BYTES} bytes",
+                buf.len()
+            )));
+        }
+        if !inputs.is_empty() {
+            return Err(invalid("a Delta scan has no inputs"));
+        }
+        let Encoded::Scan(e) = serde_json::from_slice(buf)
+            .map_err(|e| invalid(format!("not an encoded Delta scan: {e}")))?;
+        let source = match (e.splits, e.changes) {
+            (Some(s), None) => Source::Splits(s),
+            (None, Some((from, to))) => Source::Changes { from, to },
+            _ => {
+                return Err(invalid(
+                    "an encoded Delta scan reads either splits or changes",
+                ));
+            }
+        };
+        let filter = e
+            .filter
+            .as_deref()
+            .map(Predicate::parse)
+            .transpose()
+            .map_err(Error::from)?;
+        let options = ScanOptions {
+            columns: e.columns,
+            filter,
+            limit: e.limit,
+            batch_size: e.batch_size.max(1),
+            prune: e.prune,
+            max_decoded_bytes: e.max_decoded_bytes,
+        };
+        let schema = schema_from_hex(&e.schema)?;
+        Ok(Arc::new(DeltaScanExec::new(
+            None,
+            Some(e.location),
+            source,
+            options,
+            schema,
+        )))
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        _proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<()> {
+        let Some(scan) = node.downcast_ref::<DeltaScanExec>() else {
+            return Err(invalid(format!(
+                "DeltaCodec encodes Delta scans, not {}",
+                node.name()
+            )));
+        };
+        let Some(location) = scan.location.clone() else {
+            return Err(invalid(
+                "this Delta scan's table was opened from a Table, not a location: open it with DeltaTableProvider::open to ship its plans",
+            ));
+        };
+        let (splits, changes) = match &scan.source {
+            Source::Splits(s) => (Some(s.clone()), None),
+            Source::Changes { from, to } => (None, Some((*from, *to))),
+        };
+        let o = &scan.options;
+        let encoded = Encoded::Scan(Box::new(EncodedScan {
+            location: location.without_credentials(),
+            splits,
+            changes,
+            columns: o.columns.clone(),
+            filter: o.filter.as_ref().map(|f| f.to_string()),
+            limit: o.limit,
+            batch_size: o.batch_size,
+            prune: o.prune,
+            max_decoded_bytes: o.max_decoded_bytes,
+            schema: schema_hex(&scan.schema)?,
+        }));
+        serde_json::to_writer(buf, &encoded)
+            .map_err(|e| invalid(format!("encoding a Delta scan: {e}")))
+    }
+}

@@ -1,0 +1,178 @@
+//! `DeltaTableProvider`: one version of a Delta table as a DataFusion table. The log is
+//! read once, when the provider is made; each scan plans splits of the files its filters
+//! can match (partition values and file statistics), one per target partition, and reads
+//! only the projected columns. Deletion vectors, column mapping and type widening are
+//! deltalens' scan's.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use deltalens_core::scan::ScanOptions;
+use deltalens_core::{PlanOptions, Split, Table, VersionInfo, VersionSpec};
+
+use crate::blocking::off_task;
+use crate::bridge::schema_to_datafusion;
+use crate::error::Result;
+use crate::exec::{DeltaScanExec, Source};
+use crate::filter;
+use crate::location::{Location, Opened};
+
+/// One version of a Delta table, for DataFusion (see the module documentation).
+#[derive(Debug)]
+pub struct DeltaTableProvider {
+    info: VersionInfo,
+    opened: Opened,
+    location: Option<Location>,
+    schema: SchemaRef,
+    /// A budget for each split's decoding (`ScanOptions::max_decoded_bytes`).
+    max_decoded_bytes: Option<u64>,
+}
+
+/// The Arrow schema of a scan of `info` with `options` (from the log alone).
+pub(crate) fn scan_schema(
+    info: &VersionInfo,
+    table: &Table,
+    options: ScanOptions,
+) -> Result<arrow_schema::SchemaRef> {
+    let empty = Split {
+        id: 0,
+        version: info.version,
+        protocol: info.protocol.clone(),
+        metadata: info.metadata.clone(),
+        files: Vec::new(),
+        bytes: 0,
+        estimated_rows: Some(0),
+    };
+    Ok(empty.snapshot(table.clone())?.scan(options)?.schema())
+}
+
+impl DeltaTableProvider {
+    /// The version `version` of `table` (its log is read now).
+    pub async fn try_new(table: Table, version: VersionSpec) -> Result<Self> {
+        Self::make(
+            Opened {
+                table,
+                vending: None,
+            },
+            None,
+            version,
+        )
+        .await
+    }
+
+    /// The version `version` of the table at `location`. Plans of this provider can be
+    /// shipped to other processes (`crate::codec`): they carry the location, without
+    /// credentials.
+    pub async fn open(location: Location, version: VersionSpec) -> Result<Self> {
+        let l = location.clone();
+        let opened = off_task(move || async move { l.open().await }).await?;
+        Self::make(opened, Some(location), version).await
+    }
+
+    async fn make(
+        opened: Opened,
+        location: Option<Location>,
+        version: VersionSpec,
+    ) -> Result<Self> {
+        let table = opened.table.clone();
+        let info = off_task(move || async move { Ok(table.version_info(version).await?) }).await?;
+        let schema = scan_schema(&info, &opened.table, ScanOptions::default())?;
+        let schema = schema_to_datafusion(&schema)?;
+        Ok(DeltaTableProvider {
+            info,
+            opened,
+            location,
+            schema,
+            max_decoded_bytes: None,
+        })
+    }
+
+    /// Limit the bytes each split may decode (Parquet pages into Arrow arrays).
+    pub fn with_max_decoded_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.max_decoded_bytes = bytes;
+        self
+    }
+
+    /// The table version this provider reads.
+    pub fn version(&self) -> u64 {
+        self.info.version
+    }
+}
+
+#[async_trait]
+impl TableProvider for DeltaTableProvider {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match filter::pushable(f) {
+                Some(_) => TableProviderFilterPushDown::Inexact,
+                None => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let projected = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => Arc::clone(&self.schema),
+        };
+        let mut columns: Vec<String> = projected
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        if columns.is_empty() {
+            // no column wanted (COUNT(*)): read the first one for its row count
+            if let Some(first) = self.schema.fields().first() {
+                columns.push(first.name().clone());
+            }
+        }
+        let options = ScanOptions {
+            columns: Some(columns),
+            filter: filter::conjunction(filters),
+            // DataFusion applies inexact filters above the scan: a limit goes below them
+            // only when there are none
+            limit: limit.filter(|_| filters.is_empty()),
+            batch_size: state.config().batch_size().max(1),
+            max_decoded_bytes: self.max_decoded_bytes,
+            ..ScanOptions::default()
+        };
+        let plan_options = PlanOptions {
+            splits: Some(state.config().target_partitions().max(1)),
+            ..PlanOptions::default()
+        };
+        let (info, scan) = (self.info.clone(), options.clone());
+        let plan =
+            off_task(move || async move { Ok(info.plan(&scan, &plan_options).await?) }).await?;
+        Ok(Arc::new(DeltaScanExec::new(
+            Some(self.opened.clone()),
+            self.location.as_ref().map(Location::without_credentials),
+            Source::Splits(plan.splits),
+            options,
+            projected,
+        )))
+    }
+}
