@@ -605,3 +605,32 @@ fn partitioned_execution_equals_one_partition() {
     same_rows(&cells(&one), &cells(&four)).unwrap();
     assert!(cells(&one).len() > 3);
 }
+
+#[test]
+fn a_join_finishes_with_few_blocking_threads() {
+    // the CLI's runtime: 2 workers, at most 4 blocking threads. A hash join holds both
+    // sides' scans open while the local store reads files on blocking threads: scans
+    // that held blocking threads themselves deadlocked there (found by the CLI test).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(4)
+            .enable_all()
+            .build()
+            .unwrap();
+        let url = quote(&fixtures_dir().join("demo").to_string_lossy());
+        let r = rt.block_on(sql(
+            &ctx(4),
+            &format!(
+                "SELECT COUNT(*) FROM '{url}@v1' a JOIN '{url}' b USING (product_id, event_time, user_session)"
+            ),
+        ));
+        let _ = tx.send(r);
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the join did not finish in 120 s")
+        .unwrap();
+    assert!(cells(&got)[0][0].parse::<i64>().unwrap() > 0);
+}

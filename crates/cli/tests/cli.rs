@@ -803,7 +803,7 @@ fn sql_runs_datafusion_over_delta_tables() {
         "sql",
         &format!(
             "CREATE EXTERNAL TABLE v1 STORED AS DELTA LOCATION '{t}' OPTIONS ('version' '1'); \
-             SELECT COUNT(*) AS n, MAX(r) AS top FROM (SELECT RANK() OVER (ORDER BY price DESC) AS r \
+             SELECT COUNT(*) AS n, MAX(r) AS top FROM (SELECT RANK() OVER (ORDER BY a.price DESC) AS r \
              FROM v1 a JOIN '{t}' b USING (product_id, event_time, user_session))"
         ),
         "--format",

@@ -1,23 +1,42 @@
-//! Running deltalens' futures where DataFusion wants `Send` ones. deltalens' core futures
-//! are not `Send` (they hold `&mut dyn FnMut` sinks across awaits, so that the same code
-//! runs in a browser); DataFusion's async traits need `Send` futures. The work is made
-//! and driven on a blocking thread of the current runtime, and its result awaited.
+//! Running deltalens' futures where DataFusion wants `Send` ones, on threads of their own.
+//!
+//! deltalens' core futures are not `Send` (they hold `&mut dyn FnMut` sinks across
+//! awaits, so that the same code runs in a browser); DataFusion's async traits need
+//! `Send` futures. Such work is made and driven on a thread of its own through the
+//! current runtime's handle (its I/O stays on the runtime), not on the runtime's
+//! blocking pool: a scan waits there for its consumer, and a pool full of waiting scans
+//! starves the local store, whose file reads need that pool too (a join deadlocked so on
+//! the CLI's runtime of 4 blocking threads).
 
 use crate::error::{Error, Result};
 
-/// Run the future `make` returns on a blocking thread of the current Tokio runtime.
+/// Start `f` with the current Tokio runtime's handle on a new thread named `name`.
+pub(crate) fn spawn<F>(name: &str, f: F) -> Result<()>
+where
+    F: FnOnce(tokio::runtime::Handle) + Send + 'static,
+{
+    let handle = tokio::runtime::Handle::try_current().map_err(|e| {
+        Error::InvalidArgument(format!("reading a Delta table needs a Tokio runtime: {e}"))
+    })?;
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || f(handle))
+        .map(|_| ())
+        .map_err(|e| Error::InvalidArgument(format!("cannot start a thread for {name}: {e}")))
+}
+
+/// Run the future `make` returns on a thread of its own and await its result.
 pub(crate) async fn off_task<T, F, Fut>(make: F) -> Result<T>
 where
     T: Send + 'static,
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = Result<T>>,
 {
-    let handle = tokio::runtime::Handle::try_current().map_err(|e| {
-        Error::InvalidArgument(format!("reading a Delta table needs a Tokio runtime: {e}"))
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    spawn("deltalens-log", move |handle| {
+        let _ = tx.send(handle.block_on(make()));
     })?;
-    let on = handle.clone();
-    handle
-        .spawn_blocking(move || on.block_on(make()))
-        .await
-        .map_err(|e| Error::InvalidArgument(format!("a Delta table read stopped: {e}")))?
+    rx.await.map_err(|_| {
+        Error::InvalidArgument("a Delta table read stopped before it answered".into())
+    })?
 }

@@ -14,7 +14,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
-use datafusion::physical_plan::stream::RecordBatchReceiverStream;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
     PlanProperties, ReplaceChildrenOptions, SendableRecordBatchStream,
@@ -23,6 +23,7 @@ use deltalens_core::Split;
 use deltalens_core::changes::Changes;
 use deltalens_core::scan::ScanOptions;
 
+use crate::blocking::spawn;
 use crate::bridge::batch_to_datafusion;
 use crate::error::Error;
 use crate::location::{Location, Opened};
@@ -249,17 +250,31 @@ impl ExecutionPlan for DeltaScanExec {
                 )));
             }
         };
-        let handle = tokio::runtime::Handle::try_current().map_err(|e| {
-            DataFusionError::Execution(format!("a Delta scan runs on a Tokio runtime: {e}"))
-        })?;
-        let mut builder = RecordBatchReceiverStream::builder(Arc::clone(&self.schema), 2);
+        let (tx, rx) = tokio::sync::mpsc::channel(2);
         let (opened, location) = (self.opened.clone(), self.location.clone());
-        let (options, schema, tx) = (self.options.clone(), Arc::clone(&self.schema), builder.tx());
+        let (options, schema) = (self.options.clone(), Arc::clone(&self.schema));
         // the scan's future is not Send (its sink is borrowed across awaits): it is made
-        // and driven on the blocking thread
-        builder.spawn_blocking(move || {
-            handle.block_on(run(opened, location, work, options, schema, tx))
-        });
-        Ok(builder.build())
+        // and driven on a thread of its own (see crate::blocking)
+        spawn("deltalens-scan", move |handle| {
+            let failed = tx.clone();
+            // a panic must not end the stream as if the scan were done
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                handle.block_on(run(opened, location, work, options, schema, tx))
+            }))
+            .unwrap_or_else(|_| {
+                Err(DataFusionError::Internal(
+                    "a Delta scan thread panicked".into(),
+                ))
+            });
+            if let Err(e) = result {
+                let _ = futures::executor::block_on(failed.send(Err(e)));
+            }
+        })?;
+        let batches =
+            futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&self.schema),
+            batches,
+        )))
     }
 }
