@@ -15,12 +15,14 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use deltalens_api::{Limits, execute_limited, parse_sql};
 use deltalens_core::VersionSpec;
 use deltalens_core::schema::{DataType, StructField};
+use deltalens_datafusion::codec::{DeltaCodec, DeltaLogicalCodec};
 use deltalens_datafusion::datafusion::physical_plan::{ExecutionPlan, collect, displayable};
 use deltalens_datafusion::datafusion::prelude::{SessionConfig, SessionContext};
 use deltalens_datafusion::datafusion_proto::bytes::{
+    logical_plan_from_bytes_with_extension_codec, logical_plan_to_bytes_with_extension_codec,
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
-use deltalens_datafusion::{DeltaScanExec, bridge, codec::DeltaCodec, context};
+use deltalens_datafusion::{DeltaScanExec, bridge, context};
 use deltalens_tests::canonical::canonical_lines;
 use deltalens_tests::{conformance_dir, fixtures_dir, open_local};
 use serde_json::Value;
@@ -570,6 +572,45 @@ fn plans_shipped_through_the_codec_give_the_same_answers_without_credentials() {
         assert!(
             text.contains("\"location\""),
             "the plan carries the table's location"
+        );
+    }
+    // logical plans too (what a Ballista client sends its scheduler): tables travel as
+    // their location and version, change feeds as their range, opened where scanned
+    for q in [
+        format!(
+            "SELECT brand, COUNT(*) FROM '{url}@v2' WHERE price > 3 GROUP BY brand ORDER BY brand"
+        ),
+        format!("SELECT COUNT(*) FROM table_changes('{url}', 1, 3)"),
+        format!(
+            "SELECT a.brand, COUNT(*) FROM '{url}' a JOIN '{url}@v1' b ON a.product_id = b.product_id GROUP BY 1 ORDER BY 1"
+        ),
+    ] {
+        let (here, shipped, bytes) = rt.block_on(async {
+            let df = ctx.sql(&q).await.unwrap();
+            let plan = df.logical_plan().clone();
+            let here = df.collect().await.unwrap();
+            let bytes =
+                logical_plan_to_bytes_with_extension_codec(&plan, &DeltaLogicalCodec).unwrap();
+            let scheduler = SessionContext::new();
+            let back = logical_plan_from_bytes_with_extension_codec(
+                &bytes,
+                &scheduler.task_ctx(),
+                &DeltaLogicalCodec,
+            )
+            .unwrap();
+            let shipped = scheduler
+                .execute_logical_plan(back)
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            (here, shipped, bytes)
+        });
+        assert_eq!(here, shipped, "{q}");
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "the plan carries a credential"
         );
     }
     // a hostile encoded node is refused with a clear error, not a panic

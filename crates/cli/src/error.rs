@@ -102,7 +102,7 @@ impl CliError {
             CliError::NotATable { .. } => "not_a_table".into(),
             CliError::Present(P::Io(_)) | CliError::CreateOutput { .. } => "output_failed".into(),
             #[cfg(feature = "sql")]
-            CliError::Sql(e) => crate::cmd::sql::code(e),
+            CliError::Sql(e) => sql_code(e),
             _ => "failed".into(),
         }
     }
@@ -122,6 +122,27 @@ impl CliError {
             },
             _ => false,
         }
+    }
+}
+
+/// The stable code of a DataFusion error: deltalens' own codes for a failed table read,
+/// else by DataFusion's kind.
+#[cfg(feature = "sql")]
+fn sql_code(e: &deltalens_datafusion::datafusion::error::DataFusionError) -> String {
+    use deltalens_datafusion::Error as E;
+    use deltalens_datafusion::datafusion::error::DataFusionError;
+    match e.find_root() {
+        DataFusionError::External(x) => match x.downcast_ref::<E>() {
+            Some(E::Delta(c)) => deltalens_api::core_code(c).into(),
+            Some(E::Storage { source, .. }) => deltalens_api::storage_code(source).into(),
+            Some(E::InvalidArgument(_)) => "invalid_argument".into(),
+            _ => "compute_failed".into(),
+        },
+        DataFusionError::SQL(..) => "syntax_error".into(),
+        DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => "invalid_argument".into(),
+        DataFusionError::ResourcesExhausted(_) => "memory_limit_exceeded".into(),
+        DataFusionError::NotImplemented(_) => "unsupported".into(),
+        _ => "compute_failed".into(),
     }
 }
 

@@ -25,7 +25,9 @@ use crate::location::{Location, Opened};
 /// The change rows of versions `from..=to` of a table.
 #[derive(Debug)]
 pub struct ChangesProvider {
-    opened: Opened,
+    /// The open table (none in a provider decoded from a shipped plan: it is opened
+    /// where the scan runs).
+    opened: Option<Opened>,
     location: Location,
     from: u64,
     to: u64,
@@ -42,12 +44,31 @@ impl ChangesProvider {
             Ok(ChangesProvider {
                 to: changes.to,
                 schema: schema_to_datafusion(&schema)?,
-                opened,
+                opened: Some(opened),
                 location,
                 from,
             })
         })
         .await
+    }
+}
+
+impl ChangesProvider {
+    /// The changes of versions `from..=to` of the table at `location`, with the schema a
+    /// shipped plan carries (`crate::codec::DeltaLogicalCodec`): opened where it is read.
+    pub(crate) fn shipped(location: Location, from: u64, to: u64, schema: SchemaRef) -> Self {
+        ChangesProvider {
+            opened: None,
+            location,
+            from,
+            to,
+            schema,
+        }
+    }
+
+    /// The table's location, the range's first and last versions.
+    pub fn range(&self) -> (&Location, u64, u64) {
+        (&self.location, self.from, self.to)
     }
 }
 
@@ -77,7 +98,7 @@ impl TableProvider for ChangesProvider {
             ..ScanOptions::default()
         };
         Ok(Arc::new(DeltaScanExec::new(
-            Some(self.opened.clone()),
+            self.opened.clone(),
             Some(self.location.without_credentials()),
             Source::Changes {
                 from: self.from,

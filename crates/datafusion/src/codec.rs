@@ -1,6 +1,10 @@
-//! A physical extension codec for [`DeltaScanExec`]: plans holding Delta scans ship to
-//! other processes (Ballista executors, or anything that moves DataFusion plans as
-//! `datafusion-proto` bytes), each partition's split going with its task.
+//! Extension codecs for `datafusion-proto`: [`DeltaCodec`] (physical) for
+//! [`DeltaScanExec`], so plans holding Delta scans ship to other processes (Ballista
+//! executors, or anything that moves DataFusion plans as bytes), each partition's split
+//! going with its task; [`DeltaLogicalCodec`] for the table providers, so logical plans
+//! ship too (a Ballista client sends its scheduler logical plans): a table travels as its
+//! location (without credentials) and resolved version, a change feed as its location and
+//! range, and is opened where it is scanned.
 //!
 //! A node travels as JSON: the table's location and store options *without credentials*
 //! (the receiving process reads with its own, from its environment), the splits (their
@@ -14,18 +18,24 @@ use std::io::Cursor;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
+use datafusion::common::TableReference;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{Extension, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 use deltalens_core::Split;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
 use serde::{Deserialize, Serialize};
 
+use crate::changes::ChangesProvider;
 use crate::error::Error;
 use crate::exec::{DeltaScanExec, Source};
 use crate::location::Location;
+use crate::provider::DeltaTableProvider;
 
 /// The largest encoded node accepted (a split names its files; a million-file table in
 /// a few hundred splits stays far below this).
@@ -174,5 +184,105 @@ impl PhysicalExtensionCodec for DeltaCodec {
         }));
         serde_json::to_writer(buf, &encoded)
             .map_err(|e| invalid(format!("encoding a Delta scan: {e}")))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+enum EncodedTable {
+    Version {
+        location: Location,
+        version: u64,
+    },
+    Changes {
+        location: Location,
+        from: u64,
+        to: u64,
+    },
+}
+
+/// Encodes and decodes [`DeltaTableProvider`] and [`crate::ChangesProvider`] in logical
+/// plans (see the module documentation).
+#[derive(Debug, Default)]
+pub struct DeltaLogicalCodec;
+
+impl LogicalExtensionCodec for DeltaLogicalCodec {
+    fn try_decode(
+        &self,
+        _buf: &[u8],
+        _inputs: &[LogicalPlan],
+        _ctx: &TaskContext,
+    ) -> DfResult<Extension> {
+        Err(invalid(
+            "DeltaLogicalCodec has no logical plan nodes, only tables",
+        ))
+    }
+
+    fn try_encode(&self, _node: &Extension, _buf: &mut Vec<u8>) -> DfResult<()> {
+        Err(invalid(
+            "DeltaLogicalCodec has no logical plan nodes, only tables",
+        ))
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        _table_ref: &TableReference,
+        schema: SchemaRef,
+        _ctx: &TaskContext,
+    ) -> DfResult<Arc<dyn TableProvider>> {
+        if buf.len() > MAX_ENCODED_BYTES {
+            return Err(invalid(format!(
+                "an encoded Delta table of {} bytes is over the limit of {MAX_ENCODED_BYTES} bytes",
+                buf.len()
+            )));
+        }
+        let table: EncodedTable = serde_json::from_slice(buf)
+            .map_err(|e| invalid(format!("not an encoded Delta table: {e}")))?;
+        Ok(match table {
+            EncodedTable::Version { location, version } => {
+                Arc::new(DeltaTableProvider::shipped(location, version, schema))
+            }
+            EncodedTable::Changes { location, from, to } => {
+                if from > to {
+                    return Err(invalid(format!(
+                        "an encoded Delta change feed from version {from} to {to}"
+                    )));
+                }
+                Arc::new(ChangesProvider::shipped(location, from, to, schema))
+            }
+        })
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> DfResult<()> {
+        let table = if let Some(t) = node.downcast_ref::<DeltaTableProvider>() {
+            let Some(location) = t.location() else {
+                return Err(invalid(format!(
+                    "the Delta table {table_ref} was opened from a Table, not a location: open it with DeltaTableProvider::open to ship its plans"
+                )));
+            };
+            EncodedTable::Version {
+                location: location.without_credentials(),
+                version: t.version(),
+            }
+        } else if let Some(c) = node.downcast_ref::<ChangesProvider>() {
+            let (location, from, to) = c.range();
+            EncodedTable::Changes {
+                location: location.without_credentials(),
+                from,
+                to,
+            }
+        } else {
+            return Err(invalid(format!(
+                "DeltaLogicalCodec encodes Delta tables, not {table_ref}"
+            )));
+        };
+        serde_json::to_writer(buf, &table)
+            .map_err(|e| invalid(format!("encoding a Delta table: {e}")))
     }
 }

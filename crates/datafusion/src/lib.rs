@@ -8,8 +8,9 @@
 //! - [`TableChangesFunction`]: `table_changes(location, from [, to])`;
 //! - [`DeltaTableFactory`] and [`DeltaUrlTables`]: `CREATE EXTERNAL TABLE ... STORED AS
 //!   DELTA ... OPTIONS ('version' '3')` and `FROM 's3://bucket/t@v3'`;
-//! - [`codec::DeltaCodec`]: a physical extension codec, so plans with Delta scans ship
-//!   to other processes (Ballista executors) that read the splits themselves;
+//! - [`codec::DeltaCodec`] and [`codec::DeltaLogicalCodec`]: extension codecs, so
+//!   physical plans with Delta scans ship to other processes (Ballista executors) that
+//!   read the splits themselves, and logical plans with Delta tables to a scheduler;
 //! - [`context`]: a `SessionContext` with all of the above.
 //!
 //! DataFusion 55 is built on arrow 59, deltalens on arrow 60: data crosses in [`bridge`].

@@ -26,12 +26,20 @@ use crate::location::{Location, Opened};
 /// One version of a Delta table, for DataFusion (see the module documentation).
 #[derive(Debug)]
 pub struct DeltaTableProvider {
-    info: VersionInfo,
-    opened: Opened,
+    /// The table and its version's log, read when the provider is made, or on its first
+    /// scan for a provider decoded from a shipped logical plan.
+    loaded: tokio::sync::OnceCell<Loaded>,
     location: Option<Location>,
+    version: u64,
     schema: SchemaRef,
     /// A budget for each split's decoding (`ScanOptions::max_decoded_bytes`).
     max_decoded_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Loaded {
+    info: VersionInfo,
+    opened: Opened,
 }
 
 /// The Arrow schema of a scan of `info` with `options` (from the log alone).
@@ -85,12 +93,51 @@ impl DeltaTableProvider {
         let schema = scan_schema(&info, &opened.table, ScanOptions::default())?;
         let schema = schema_to_datafusion(&schema)?;
         Ok(DeltaTableProvider {
-            info,
-            opened,
+            version: info.version,
+            loaded: tokio::sync::OnceCell::new_with(Some(Loaded { info, opened })),
             location,
             schema,
             max_decoded_bytes: None,
         })
+    }
+
+    /// Version `version` of the table at `location`, with the schema a shipped plan
+    /// carries: nothing is read until the first scan (`crate::codec::DeltaLogicalCodec`).
+    pub(crate) fn shipped(location: Location, version: u64, schema: SchemaRef) -> Self {
+        DeltaTableProvider {
+            loaded: tokio::sync::OnceCell::new(),
+            location: Some(location),
+            version,
+            schema,
+            max_decoded_bytes: None,
+        }
+    }
+
+    /// The table's location, if it was opened from one (plans can then be shipped).
+    pub fn location(&self) -> Option<&Location> {
+        self.location.as_ref()
+    }
+
+    async fn loaded(&self) -> Result<&Loaded> {
+        self.loaded
+            .get_or_try_init(|| async {
+                let Some(location) = self.location.clone() else {
+                    return Err(crate::Error::InvalidArgument(
+                        "a Delta table provider with neither a table nor a location".into(),
+                    ));
+                };
+                let version = self.version;
+                off_task(move || async move {
+                    let opened = location.open().await?;
+                    let info = opened
+                        .table
+                        .version_info(VersionSpec::Version(version))
+                        .await?;
+                    Ok(Loaded { info, opened })
+                })
+                .await
+            })
+            .await
     }
 
     /// Limit the bytes each split may decode (Parquet pages into Arrow arrays).
@@ -101,7 +148,7 @@ impl DeltaTableProvider {
 
     /// The table version this provider reads.
     pub fn version(&self) -> u64 {
-        self.info.version
+        self.version
     }
 }
 
@@ -164,11 +211,12 @@ impl TableProvider for DeltaTableProvider {
             splits: Some(state.config().target_partitions().max(1)),
             ..PlanOptions::default()
         };
-        let (info, scan) = (self.info.clone(), options.clone());
+        let loaded = self.loaded().await?;
+        let (info, scan) = (loaded.info.clone(), options.clone());
         let plan =
             off_task(move || async move { Ok(info.plan(&scan, &plan_options).await?) }).await?;
         Ok(Arc::new(DeltaScanExec::new(
-            Some(self.opened.clone()),
+            Some(loaded.opened.clone()),
             self.location.as_ref().map(Location::without_credentials),
             Source::Splits(plan.splits),
             options,

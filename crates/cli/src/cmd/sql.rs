@@ -85,22 +85,3 @@ impl From<deltalens_datafusion::Error> for CliError {
         CliError::Sql(Box::new(e.into()))
     }
 }
-
-/// The stable code of a DataFusion error: deltalens' own codes for a failed table read,
-/// else by DataFusion's kind.
-pub fn code(e: &DataFusionError) -> String {
-    use deltalens_datafusion::Error as E;
-    match e.find_root() {
-        DataFusionError::External(x) => match x.downcast_ref::<E>() {
-            Some(E::Delta(c)) => deltalens_api::core_code(c).into(),
-            Some(E::Storage { source, .. }) => deltalens_api::storage_code(source).into(),
-            Some(E::InvalidArgument(_)) => "invalid_argument".into(),
-            _ => "compute_failed".into(),
-        },
-        DataFusionError::SQL(..) => "syntax_error".into(),
-        DataFusionError::Plan(_) | DataFusionError::SchemaError(..) => "invalid_argument".into(),
-        DataFusionError::ResourcesExhausted(_) => "memory_limit_exceeded".into(),
-        DataFusionError::NotImplemented(_) => "unsupported".into(),
-        _ => "compute_failed".into(),
-    }
-}
