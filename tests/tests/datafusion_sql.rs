@@ -287,6 +287,13 @@ fn aggregates_through_datafusion_equal_deltalens_sql_answers() {
     assert!(n_queries >= 20, "only {n_queries} queries compared");
 }
 
+fn find_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
+    if plan.downcast_ref::<DeltaScanExec>().is_some() {
+        return Some(Arc::clone(plan));
+    }
+    plan.children().into_iter().find_map(find_scan)
+}
+
 /// The Delta scans in a physical plan.
 fn scans(plan: &Arc<dyn ExecutionPlan>) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
@@ -618,6 +625,49 @@ fn plans_shipped_through_the_codec_give_the_same_answers_without_credentials() {
     use deltalens_datafusion::datafusion_proto::physical_plan::{
         DefaultPhysicalProtoConverter, PhysicalExtensionCodec,
     };
+    // a scan node whose location points this process' credentials at another host, a
+    // schema that is not one, too many splits: refused, naming what
+    let plan = rt.block_on(async {
+        ctx.sql(&format!("SELECT brand FROM '{url}'"))
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap()
+    });
+    let scan = find_scan(&plan).unwrap();
+    let mut buf = Vec::new();
+    DeltaCodec
+        .try_encode(scan, &mut buf, &DefaultPhysicalProtoConverter {})
+        .unwrap();
+    let good: Value = serde_json::from_slice(&buf).unwrap();
+    let tampered = |f: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        let bytes = serde_json::to_vec(&v).unwrap();
+        DeltaCodec
+            .try_decode(
+                &bytes,
+                &[],
+                &executor.task_ctx(),
+                &DefaultPhysicalProtoConverter {},
+            )
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    let e = tampered(&|v| {
+        v["Scan"]["location"]["options"] =
+            serde_json::json!([["uc_endpoint", "https://evil.example"]])
+    });
+    assert!(e.contains("uc_endpoint"), "{e}");
+    let e = tampered(&|v| v["Scan"]["schema"] = Value::from("ffffffff0100000000"));
+    assert!(e.contains("schema"), "{e}");
+    let e = tampered(&|v| {
+        let one = v["Scan"]["splits"][0].clone();
+        v["Scan"]["splits"] = Value::Array(vec![one; 4097]);
+    });
+    assert!(e.contains("4096"), "{e}");
     for bad in [&b"{}"[..], b"not json", b"{\"Scan\":{\"location\":1}}"] {
         let e = DeltaCodec
             .try_decode(

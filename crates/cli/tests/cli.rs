@@ -821,6 +821,19 @@ fn sql_runs_datafusion_over_delta_tables() {
     let missing = run(&["sql", "SELECT * FROM '/nonexistent/deltalens/table'"]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/deltalens/table"));
+    // read-only and within its limits: no COPY (a write), no SET (it could lift them)
+    let dir = std::env::temp_dir().join(format!("deltalens-sql-copy-{}", std::process::id()));
+    for sql in [
+        format!(
+            "COPY (SELECT * FROM '{t}') TO '{}' STORED AS CSV",
+            dir.display()
+        ),
+        "SET datafusion.execution.target_partitions = 100000".to_string(),
+    ] {
+        let out = run(&["sql", &sql]);
+        assert!(!out.status.success(), "{sql} was run");
+        assert!(!dir.exists(), "COPY wrote {}", dir.display());
+    }
     let changes = run(&["sql", &format!("SELECT * FROM table_changes('{t}', 9, 2)")]);
     assert_eq!(
         changes.status.code(),

@@ -16,13 +16,13 @@ where
     F: FnOnce(tokio::runtime::Handle) + Send + 'static,
 {
     let handle = tokio::runtime::Handle::try_current().map_err(|e| {
-        Error::InvalidArgument(format!("reading a Delta table needs a Tokio runtime: {e}"))
+        Error::Internal(format!("reading a Delta table needs a Tokio runtime: {e}"))
     })?;
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || f(handle))
         .map(|_| ())
-        .map_err(|e| Error::InvalidArgument(format!("cannot start a thread for {name}: {e}")))
+        .map_err(|e| Error::Internal(format!("cannot start a thread for {name}: {e}")))
 }
 
 /// Run the future `make` returns on a thread of its own and await its result.
@@ -37,6 +37,6 @@ where
         let _ = tx.send(handle.block_on(make()));
     })?;
     rx.await.map_err(|_| {
-        Error::InvalidArgument("a Delta table read stopped before it answered".into())
+        Error::Internal("a Delta table read stopped before it answered (its thread died)".into())
     })?
 }

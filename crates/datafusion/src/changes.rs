@@ -142,9 +142,8 @@ fn version(e: &Expr, which: &str) -> Result<u64> {
 /// workers keep running meanwhile.
 fn block_on<F: Future>(f: F) -> Result<F::Output> {
     use tokio::runtime::{Handle, RuntimeFlavor};
-    let handle = Handle::try_current().map_err(|e| {
-        Error::InvalidArgument(format!("table_changes runs on a Tokio runtime: {e}"))
-    })?;
+    let handle = Handle::try_current()
+        .map_err(|e| Error::Internal(format!("table_changes runs on a Tokio runtime: {e}")))?;
     if handle.runtime_flavor() != RuntimeFlavor::MultiThread {
         return Err(Error::InvalidArgument(
             "table_changes reads the log while the query is planned: run DataFusion on a multi-threaded Tokio runtime".into(),

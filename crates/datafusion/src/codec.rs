@@ -9,12 +9,11 @@
 //! A node travels as JSON: the table's location and store options *without credentials*
 //! (the receiving process reads with its own, from its environment), the splits (their
 //! files, protocol and metadata: nothing is read from the log there), the columns, the
-//! pushed filter as text, the limit and budgets, and the output schema (Arrow IPC). The
+//! pushed filter as text, the limit and budgets, and the output schema (a schema message). The
 //! receiver trusts its scheduler as it trusts any plan it is sent; the encoded form is
 //! still checked (size, JSON shape, filter syntax, schema) and a split's protocol and
 //! schema are checked when it runs.
 
-use std::io::Cursor;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -29,6 +28,7 @@ use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConve
 use deltalens_core::Split;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
+use prost::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::changes::ChangesProvider;
@@ -59,7 +59,7 @@ struct EncodedScan {
     batch_size: usize,
     prune: bool,
     max_decoded_bytes: Option<u64>,
-    /// The output schema as an Arrow IPC stream, in hex.
+    /// The output schema as datafusion-proto's schema message, in hex.
     schema: String,
 }
 
@@ -71,16 +71,24 @@ fn invalid(m: impl Into<String>) -> DataFusionError {
     Error::InvalidArgument(m.into()).into()
 }
 
+/// The most splits one encoded scan may hold: each runs on a thread of its own.
+pub const MAX_ENCODED_SPLITS: usize = 4096;
+
+/// The schema as datafusion-proto's message, in hex: decoded by prost and a fallible
+/// conversion (an Arrow IPC schema from a hostile plan could make the IPC reader
+/// allocate what its header claims, or panic on a malformed type).
 fn schema_hex(schema: &SchemaRef) -> DfResult<String> {
-    let mut buf = Vec::new();
-    let mut w = datafusion::arrow::ipc::writer::StreamWriter::try_new(&mut buf, schema)?;
-    w.finish()?;
-    drop(w);
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+    let message = datafusion_proto::protobuf::Schema::try_from(schema.as_ref())
+        .map_err(|e| invalid(format!("encoding a Delta scan's schema: {e}")))?;
+    Ok(message
+        .encode_to_vec()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 fn schema_from_hex(hex: &str) -> DfResult<SchemaRef> {
-    let bad = || invalid("an encoded Delta scan's schema is not hex-encoded Arrow IPC");
+    let bad = || invalid("an encoded Delta scan's schema is not a hex-encoded schema message");
     if !hex.len().is_multiple_of(2) {
         return Err(bad());
     }
@@ -92,8 +100,11 @@ fn schema_from_hex(hex: &str) -> DfResult<SchemaRef> {
         })
         .collect::<Option<Vec<u8>>>()
         .ok_or_else(bad)?;
-    let r = datafusion::arrow::ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)?;
-    Ok(r.schema())
+    let message =
+        datafusion_proto::protobuf::Schema::decode(bytes.as_slice()).map_err(|_| bad())?;
+    let schema = datafusion::arrow::datatypes::Schema::try_from(&message)
+        .map_err(|e| invalid(format!("an encoded Delta scan's schema: {e}")))?;
+    Ok(Arc::new(schema))
 }
 
 impl PhysicalExtensionCodec for DeltaCodec {
@@ -115,7 +126,14 @@ impl PhysicalExtensionCodec for DeltaCodec {
         }
         let Encoded::Scan(e) = serde_json::from_slice(buf)
             .map_err(|e| invalid(format!("not an encoded Delta scan: {e}")))?;
+        e.location.check_shipped()?;
         let source = match (e.splits, e.changes) {
+            (Some(s), None) if s.len() > MAX_ENCODED_SPLITS => {
+                return Err(invalid(format!(
+                    "an encoded Delta scan of {} splits is over the limit of {MAX_ENCODED_SPLITS}",
+                    s.len()
+                )));
+            }
             (Some(s), None) => Source::Splits(s),
             (None, Some((from, to))) => Source::Changes { from, to },
             _ => {
@@ -241,9 +259,11 @@ impl LogicalExtensionCodec for DeltaLogicalCodec {
             .map_err(|e| invalid(format!("not an encoded Delta table: {e}")))?;
         Ok(match table {
             EncodedTable::Version { location, version } => {
+                location.check_shipped()?;
                 Arc::new(DeltaTableProvider::shipped(location, version, schema))
             }
             EncodedTable::Changes { location, from, to } => {
+                location.check_shipped()?;
                 if from > to {
                     return Err(invalid(format!(
                         "an encoded Delta change feed from version {from} to {to}"

@@ -28,6 +28,9 @@ pub enum Error {
     /// A table option, a table function's argument or an encoded plan is not valid.
     #[error("{0}")]
     InvalidArgument(String),
+    /// The work could not run: no Tokio runtime, a thread that could not start or died.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl From<Error> for DataFusionError {

@@ -127,13 +127,36 @@ impl DisplayAs for DeltaScanExec {
     }
 }
 
+type Batches = tokio::sync::mpsc::Sender<DfResult<datafusion::arrow::array::RecordBatch>>;
+
+/// Read `work`, until it is done or its consumer is gone (a `LIMIT` met, a query
+/// cancelled or failed elsewhere): a selective filter may read a split for long between
+/// two batches, and the consumer's going stops it then, not at the next batch.
 async fn run(
     opened: Option<Opened>,
     location: Option<Location>,
     work: Option<Source>,
     options: ScanOptions,
     schema: SchemaRef,
-    tx: tokio::sync::mpsc::Sender<DfResult<datafusion::arrow::array::RecordBatch>>,
+    tx: Batches,
+) -> DfResult<()> {
+    let consumer = tx.clone();
+    let gone = consumer.closed();
+    let scan = read(opened, location, work, options, schema, tx);
+    futures::pin_mut!(gone, scan);
+    match futures::future::select(scan, gone).await {
+        futures::future::Either::Left((result, _)) => result,
+        futures::future::Either::Right(((), _)) => Ok(()),
+    }
+}
+
+async fn read(
+    opened: Option<Opened>,
+    location: Option<Location>,
+    work: Option<Source>,
+    options: ScanOptions,
+    schema: SchemaRef,
+    tx: Batches,
 ) -> DfResult<()> {
     {
         let opened = match (opened, location) {

@@ -18,8 +18,9 @@ use deltalens_core::VersionSpec;
 use deltalens_core::time_travel::parse_timestamp;
 
 use crate::error::{Error, Result};
-use crate::location::Location;
+use crate::location::{Location, chooses_host};
 use crate::provider::DeltaTableProvider;
+use deltalens_object_store::is_credential_option;
 
 /// Makes tables for `CREATE EXTERNAL TABLE ... STORED AS DELTA` (register it under
 /// "DELTA" in the session's table factories).
@@ -84,6 +85,15 @@ impl TableProviderFactory for DeltaTableFactory {
             .collect();
         given.sort();
         let (spec, store) = version_of(&given)?;
+        // the session's credentials (-o) go only where the session's options say: a
+        // statement may not point them at another host
+        let credentials = self.options.iter().any(|(k, _)| is_credential_option(k));
+        if let Some((k, _)) = store.iter().find(|(k, _)| credentials && chooses_host(k)) {
+            return Err(Error::InvalidArgument(format!(
+                "the statement sets {k:?} while the session holds credentials: give endpoints with the credentials (-o), not in a statement"
+            ))
+            .into());
+        }
         let mut options = self.options.clone();
         options.extend(store);
         let location = Location {

@@ -9,6 +9,29 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// Whether a store option may travel in a plan: not a credential, and not one that
+/// chooses where requests go or how (`aws_endpoint`, `azure_storage_endpoint`,
+/// `google_base_url`, `uc_endpoint`, a proxy, `allow_http`, ...).
+fn shippable(key: &str) -> bool {
+    !is_credential_option(key) && !chooses_host(key)
+}
+
+/// Whether a store option chooses where requests go or how (see [`shippable`]).
+pub(crate) fn chooses_host(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    [
+        "endpoint",
+        "url",
+        "host",
+        "proxy",
+        "authority",
+        "allow_http",
+        "allow_invalid",
+    ]
+    .iter()
+    .any(|w| k.contains(w))
+}
+
 /// A table's location (URL, local path or `uc://catalog.schema.table`) and store options
 /// (`aws_endpoint`, `allow_http`, ...; credentials come from the environment or options).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,27 +74,42 @@ impl Location {
         })
     }
 
-    /// The location without credential options: what a plan may carry to another process
-    /// (which reads with its own credentials, from its environment).
+    /// The location as a plan may carry it to another process: without credentials and
+    /// without options that choose a host or a transport (endpoints, URLs, proxies, plain
+    /// HTTP). The receiving process reads with its own credentials and endpoints, from
+    /// its environment.
     pub fn without_credentials(&self) -> Location {
         Location {
             url: self.url.clone(),
             options: self
                 .options
                 .iter()
-                .filter(|(k, _)| !is_credential_option(k))
+                .filter(|(k, _)| shippable(k))
                 .cloned()
                 .collect(),
+        }
+    }
+
+    /// Check a location decoded from a shipped plan: it may hold no credential and no
+    /// option that chooses a host or transport, or a plan could send this process'
+    /// credentials (from its environment) to a host of the plan's choosing.
+    pub fn check_shipped(&self) -> Result<()> {
+        match self.options.iter().find(|(k, _)| !shippable(k)) {
+            Some((k, _)) => Err(Error::InvalidArgument(format!(
+                "a shipped plan may not set the store option {k:?} (credentials, endpoints and transports come from the reading process' environment)"
+            ))),
+            None => Ok(()),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
-    fn credentials_stay_behind() {
+    fn credentials_and_endpoints_stay_behind() {
         let l = Location {
             url: "s3://b/t".into(),
             options: vec![
@@ -79,14 +117,20 @@ mod tests {
                 ("aws_secret_access_key".into(), "s".into()),
                 ("aws_access_key_id".into(), "k".into()),
                 ("azure_storage_sas_key".into(), "sig".into()),
+                ("azure_storage_account_key".into(), "key".into()),
+                ("aws_region".into(), "eu-west-1".into()),
+                ("allow_http".into(), "true".into()),
+                ("uc_endpoint".into(), "https://evil.example".into()),
+                ("google_base_url".into(), "https://evil.example".into()),
             ],
         };
+        let shipped = l.without_credentials();
         assert_eq!(
-            l.without_credentials().options,
-            vec![(
-                "aws_endpoint".to_string(),
-                "http://127.0.0.1:9000".to_string()
-            )]
+            shipped.options,
+            vec![("aws_region".to_string(), "eu-west-1".to_string())]
         );
+        assert!(shipped.check_shipped().is_ok());
+        let e = l.check_shipped().unwrap_err().to_string();
+        assert!(e.contains("aws_endpoint"), "{e}");
     }
 }

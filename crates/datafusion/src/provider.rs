@@ -23,6 +23,10 @@ use crate::exec::{DeltaScanExec, Source};
 use crate::filter;
 use crate::location::{Location, Opened};
 
+/// The most splits a scan plans (one thread reads each), whatever the session's target
+/// partitions.
+pub const MAX_SPLITS: usize = 256;
+
 /// One version of a Delta table, for DataFusion (see the module documentation).
 #[derive(Debug)]
 pub struct DeltaTableProvider {
@@ -208,7 +212,8 @@ impl TableProvider for DeltaTableProvider {
             ..ScanOptions::default()
         };
         let plan_options = PlanOptions {
-            splits: Some(state.config().target_partitions().max(1)),
+            // each split is read on a thread of its own: `SET target_partitions` is bounded
+            splits: Some(state.config().target_partitions().clamp(1, MAX_SPLITS)),
             ..PlanOptions::default()
         };
         let loaded = self.loaded().await?;

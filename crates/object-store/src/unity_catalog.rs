@@ -274,6 +274,9 @@ pub fn is_credential_option(key: &str) -> bool {
         "service_account",
         "application_credentials",
         "profile",
+        // Azure's shared key (`azure_storage_account_key`, `account_key`, `master_key`)
+        "account_key",
+        "master_key",
     ]
     .iter()
     .any(|c| k.contains(c))

@@ -5,6 +5,7 @@
 //! ('version' '3')` (or `'timestamp' '…'`), and `table_changes('…', from[, to])`.
 
 use deltalens_datafusion::datafusion::error::DataFusionError;
+use deltalens_datafusion::datafusion::execution::context::SQLOptions;
 use deltalens_datafusion::datafusion::prelude::SessionConfig;
 use deltalens_datafusion::datafusion::sql::parser::DFParser;
 use deltalens_datafusion::{bridge, context_with_memory_limit};
@@ -54,12 +55,23 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     }
     let config = SessionConfig::new().with_target_partitions(args.partitions);
     let ctx = context_with_memory_limit(config, args.max_memory, &args.options)?;
+    // read-only, within the limits given here: no INSERT or COPY (DML), no SET (which
+    // could lift --partitions or --max-memory); CREATE EXTERNAL TABLE and views are
+    // this session's own
+    let allowed = SQLOptions::new()
+        .with_allow_dml(false)
+        .with_allow_statements(false);
     let last = statements.len() - 1;
     for (i, statement) in statements.into_iter().enumerate() {
         let plan = ctx.state().statement_to_plan(statement).await?;
+        allowed.verify_plan(&plan)?;
         let df = ctx.execute_logical_plan(plan).await?;
         if i < last {
-            df.collect().await?;
+            // an earlier statement's rows are not printed: drained, never held
+            let mut rows = df.execute_stream().await?;
+            while let Some(batch) = rows.next().await {
+                batch?;
+            }
             continue;
         }
         let schema = bridge::schema_from_datafusion(df.schema().as_arrow())?;
