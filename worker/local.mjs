@@ -14,24 +14,55 @@ const { Miniflare } = createRequire(join(root, 'tools/package.json'))('miniflare
 const port = Number(process.env.PORT || 8787);
 const bindings = {};
 for (const [k, v] of Object.entries(process.env)) {
-  if (/^(DELTALENS_(?!R2_|STOP_)|AWS_|AZURE_STORAGE_|UC_|DATABRICKS_)/.test(k)) bindings[k] = v;
+  if (/^(DELTALENS_(?!R2_|STOP_|TEST_)|AWS_|AZURE_STORAGE_|UC_|DATABRICKS_)/.test(k)) bindings[k] = v;
 }
-const mf = new Miniflare({
+const deltalens = {
   // named as in wrangler.toml, with its binding to itself (the fan-out's SELF)
   name: 'deltalens',
   serviceBindings: { SELF: 'deltalens' },
-  host: '127.0.0.1',
-  port,
   modules: true,
   scriptPath: join(root, 'worker/build/index.js'),
   modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
   compatibilityDate: '2026-04-26',
   bindings,
   r2Buckets: ['TABLES'],
-  r2Persist: process.env.DELTALENS_R2_DIR || join(root, 'target/worker-r2'),
   // tables on loopback (nginx, moto in the tests) must be reachable: workerd's default
   // network refuses local addresses
   outboundService: { network: { allow: ['public', 'private', 'local'] } },
+};
+// Tests only (DELTALENS_TEST_FLAKY_SPLITS=1): a second Worker, FLAKY, between the
+// fan-out and its split workers (the coordinator set with DELTALENS_FANOUT_BINDING=FLAKY).
+// It answers a split's first call 503 (a transient storage failure) and passes the
+// retry on; a query whose SQL holds `deltalens-test-split-fails` sees every call of its
+// split 0 fail. Not part of the deployed Worker.
+const flaky = {
+  name: 'flaky',
+  modules: true,
+  compatibilityDate: '2026-04-26',
+  serviceBindings: { UPSTREAM: 'deltalens' },
+  script: `
+    const seen = new Set();
+    const fail = (message) => new Response(JSON.stringify({ error: { code: 'storage_failed', message } }),
+      { status: 503, headers: { 'content-type': 'application/json' } });
+    export default {
+      async fetch(request, env) {
+        const body = await request.text();
+        let split = -1, sql = '';
+        try { const j = JSON.parse(body); split = j.split && j.split.id; sql = j.sql || ''; } catch {}
+        if (sql.includes('deltalens-test-split-fails') && split === 0) return fail('injected: split 0 always fails');
+        const key = sql + '#' + split;
+        if (!seen.has(key)) { seen.add(key); return fail('injected: the first call of each split fails'); }
+        return env.UPSTREAM.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body }));
+      },
+    };`,
+};
+const testFlaky = process.env.DELTALENS_TEST_FLAKY_SPLITS === '1';
+if (testFlaky) deltalens.serviceBindings.FLAKY = 'flaky';
+const mf = new Miniflare({
+  host: '127.0.0.1',
+  port,
+  r2Persist: process.env.DELTALENS_R2_DIR || join(root, 'target/worker-r2'),
+  workers: testFlaky ? [deltalens, flaky] : [deltalens],
 });
 await mf.ready;
 

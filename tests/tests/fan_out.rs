@@ -346,6 +346,17 @@ fn the_partial_route_and_the_fan_out_decision() {
     assert!(parse_partial(b"nope").is_err());
     assert!(parse_partial(br#"{"sql": "SELECT 1", "split": {}, "x": 1}"#).is_err());
     let p = plan(&dir, 1);
+    // a scan's parameters instead of SQL; neither or both refused
+    let scan = serde_json::json!({
+        "scan": [["table", "t"], ["columns", "brand"], ["filter", "price > 5"], ["limit", "3"]],
+        "split": &p.splits[0],
+    });
+    let req = parse_partial(&serde_json::to_vec(&scan).unwrap()).unwrap();
+    assert!(matches!(req, deltalens_api::ApiRequest::Partial { .. }));
+    let both = serde_json::json!({"sql": "SELECT 1", "scan": [], "split": &p.splits[0]});
+    assert!(parse_partial(&serde_json::to_vec(&both).unwrap()).is_err());
+    let neither = serde_json::json!({"split": &p.splits[0]});
+    assert!(parse_partial(&serde_json::to_vec(&neither).unwrap()).is_err());
     let body = |sql: &str, split: &Split| {
         serde_json::to_vec(&serde_json::json!({ "sql": sql, "split": split })).unwrap()
     };

@@ -1359,6 +1359,32 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
         assert_eq!(p.header("x-deltalens-splits"), None);
         assert_eq!(f.text(), p.text(), "{sql}");
     }
+    // a scan fans out too: the same rows (in the splits' order, so compared sorted), and
+    // a limit returns that many of them
+    let scan = "/v1/scan?table=r2%3A%2F%2FTABLES%2Fdemo&columns=user_id,brand,price&filter=price%20%3E%205&format=jsonl";
+    let (f, p) = (
+        request(&fanout, "GET", scan, None, &[]),
+        request(public, "GET", scan, None, &[]),
+    );
+    assert_eq!(
+        (f.status, f.header("x-deltalens-splits")),
+        (200, Some("3")),
+        "{}",
+        f.text()
+    );
+    let lines = |t: String| {
+        let mut l: Vec<String> = t.lines().map(str::to_string).collect();
+        l.sort();
+        l
+    };
+    let all = lines(p.text());
+    assert!(all.len() > 10);
+    assert_eq!(lines(f.text()), all);
+    let f = request(&fanout, "GET", &format!("{scan}&limit=7"), None, &[]);
+    assert_eq!(f.status, 200, "{}", f.text());
+    let some = lines(f.text());
+    assert_eq!(some.len(), 7);
+    assert!(some.iter().all(|l| all.contains(l)), "rows of the table");
     // each split gets a third of the buffered-rows budget: 361 groups (one per row) fit
     // the unfanned worker's 361, but one of 3 splits holds at least 121, over its 120
     let grouped =
@@ -1444,5 +1470,40 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
     println!(
         "fan-out: {} queries over 2-3 splits equal to the unfanned worker's answers",
         queries.len()
+    );
+}
+
+/// Fan-out retries: a coordinator whose splits go through a flaky Worker (each split's
+/// first call answers 503, a transient storage failure; worker/local.mjs, tests only)
+/// answers every query as the unfanned worker does, each split retried; a split that
+/// keeps failing fails the query with a 502 naming it and its attempts.
+#[test]
+fn worker_fan_out_retries_a_failed_split_and_names_one_that_keeps_failing() {
+    let (Some(flaky), Some((_, public))) = (
+        std::env::var("DELTALENS_WORKER_FLAKY_URL").ok(),
+        vars().unconfigured_and_public.as_ref(),
+    ) else {
+        eprintln!("SKIPPED: DELTALENS_WORKER_FLAKY_URL is not set (scripts/worker-test sets it)");
+        return;
+    };
+    let post =
+        |base: &str, sql: &str| request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[]);
+    for sql in [
+        "SELECT COUNT(*) FROM 'r2://TABLES/demo'",
+        "SELECT brand, COUNT(*) AS n, SUM(price), AVG(price) FROM 'r2://TABLES/demo' GROUP BY brand ORDER BY n DESC, brand",
+        "SELECT user_id, price FROM 'r2://TABLES/demo' WHERE brand = 'nars' ORDER BY price DESC, user_id LIMIT 5",
+    ] {
+        let f = post(&flaky, sql);
+        assert_eq!(f.status, 200, "{sql}: {}", f.text());
+        assert_eq!(f.header("x-deltalens-splits"), Some("3"), "{sql}");
+        assert_eq!(f.text(), post(public, sql).text(), "{sql}");
+    }
+    let fails = "SELECT COUNT(*) FROM 'r2://TABLES/demo' /* deltalens-test-split-fails */";
+    let f = post(&flaky, fails);
+    assert_eq!(f.status, 502, "{}", f.text());
+    let text = f.text();
+    assert!(
+        text.contains("split 0") && text.contains("attempt") && text.contains("injected"),
+        "the error names the split, its attempts and the cause: {text}"
     );
 }

@@ -13,12 +13,12 @@ use worker::{Env, Headers, Method, Request, RequestInit};
 
 use crate::config::Config;
 
-/// `split` of the query `sql` answered by another instance, with the caller's
-/// `Authorization` passed on.
+/// `split` of the request `what` (`{"sql": …}` or a scan's `{"scan": [[name, value], …]}`)
+/// answered by another instance, with the caller's `Authorization` passed on.
 pub async fn ask(
     env: &Env,
     config: &Config,
-    sql: &str,
+    what: &serde_json::Value,
     split: &Split,
     auth: Option<&str>,
 ) -> Result<Partial, ApiError> {
@@ -27,7 +27,9 @@ pub async fn ask(
         code: "split_unreachable".into(),
         message: m,
     };
-    let body = serde_json::json!({ "sql": sql, "split": split }).to_string();
+    let mut body = what.clone();
+    body["split"] = serde_json::to_value(split).map_err(|e| unreachable(e.to_string()))?;
+    let body = body.to_string();
     let headers = Headers::new();
     let set = |k: &str, v: &str| headers.set(k, v).map_err(|e| unreachable(e.to_string()));
     set("content-type", "application/json")?;

@@ -2,7 +2,7 @@
 //! then the core.
 
 use deltalens_api::request::{parse_get, parse_query};
-use deltalens_api::{ApiRequest, parse_partial, respond, respond_fanned_out};
+use deltalens_api::{ApiRequest, parse_partial, respond, respond_fanned_out, scan_for_splits};
 use deltalens_core::Split;
 use js_sys::{Reflect, Uint8Array};
 use serde_json::{Value, json};
@@ -127,8 +127,8 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
             return answer;
         }
     }
-    // the SQL of a POST /v1/query, sent on to the workers of a fan-out
-    let mut sql = None;
+    // what a split request of a fanned-out answer carries: the SQL, or a scan's parameters
+    let mut fan: Option<Value> = None;
     let api = match (req.method(), path.as_str()) {
         (Method::Get, "/") => {
             let body = json!({
@@ -147,7 +147,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
                 ErrorResponse::new(400, "invalid_parameter", "the query body is not UTF-8")
             })?;
             let api = parse_query(&text, &params)?;
-            sql = sql_of(&text);
+            fan = sql_of(&text).map(|sql| json!({ "sql": sql }));
             api
         }
         (Method::Post, "/v1/partial") => {
@@ -180,7 +180,12 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
                 "send the SQL with POST /v1/query",
             ));
         }
-        (Method::Get | Method::Head, p) if p.starts_with("/v1/") => parse_get(p, &params)?,
+        (Method::Get | Method::Head, p) if p.starts_with("/v1/") => {
+            if p.trim_end_matches('/') == "/v1/scan" {
+                fan = Some(json!({ "scan": scan_for_splits(&params) }));
+            }
+            parse_get(p, &params)?
+        }
         (_, p) if p.starts_with("/v1/") => {
             return Err(ErrorResponse::new(
                 405,
@@ -205,13 +210,13 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     opened.budget.set_timer(deltalens_fetch_storage::sleep);
     // the health report's ages are measured from this isolate's clock
     let now_ms = crate::storage::now() as i64;
-    let fanned = match (&api, &config.fanout, &sql) {
-        (ApiRequest::Rows { query, format }, Some(policy), Some(sql)) => {
+    let fanned = match (&api, &config.fanout, &fan) {
+        (ApiRequest::Rows { query, format }, Some(policy), Some(what)) => {
             let auth = req.headers().get("authorization").ok().flatten();
             let auth = auth.as_deref();
             let call = |split: &Split| {
                 let split = split.clone();
-                async move { crate::fanout::ask(env, config, sql, &split, auth).await }
+                async move { crate::fanout::ask(env, config, what, &split, auth).await }
             };
             respond_fanned_out(query, *format, &opened.table, config.limits(), policy, call).await?
         }

@@ -36,6 +36,6 @@ pub use execute::{
 };
 pub use fan_out::{FanOutOptions, FanOutPolicy, fan_out, respond_fanned_out};
 pub use partial::Partial;
-pub use request::{ApiRequest, SERVED_FORMATS, parse_format, parse_partial};
+pub use request::{ApiRequest, SERVED_FORMATS, parse_format, parse_partial, scan_for_splits};
 pub use response::{ApiResponse, PARTIAL_CONTENT_TYPE, respond};
 pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};

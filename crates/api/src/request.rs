@@ -385,16 +385,30 @@ pub fn parse_partial(body: &[u8]) -> Result<ApiRequest> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Body {
-        sql: String,
+        sql: Option<String>,
+        /// A `GET /v1/scan`'s parameters (its format and budgets are the coordinator's).
+        scan: Option<Vec<(String, String)>>,
         split: deltalens_core::Split,
     }
     let b: Body = serde_json::from_slice(body).map_err(|e| {
         ApiError::param(
             "body",
-            format!("not a split request ({e}): send {{\"sql\": …, \"split\": …}}"),
+            format!("not a split request ({e}): send {{\"sql\": …, \"split\": …}} or {{\"scan\": [[name, value], …], \"split\": …}}"),
         )
     })?;
-    let query = parse_sql(&b.sql)?;
+    let query = match (b.sql, b.scan) {
+        (Some(sql), None) => parse_sql(&sql)?,
+        (None, Some(params)) => match parse_get("/v1/scan", &params)? {
+            ApiRequest::Rows { query, .. } => *query,
+            _ => return Err(ApiError::param("scan", "not a scan's parameters")),
+        },
+        _ => {
+            return Err(ApiError::param(
+                "body",
+                "a split request holds either \"sql\" or \"scan\"",
+            ));
+        }
+    };
     if !matches!(query.source, Source::Table { .. }) {
         return Err(ApiError::unsupported(
             "a split of table_changes",
@@ -405,6 +419,16 @@ pub fn parse_partial(body: &[u8]) -> Result<ApiRequest> {
         query: Box::new(query),
         split: Box::new(b.split),
     })
+}
+
+/// The parameters of a `GET /v1/scan` as a split request's `scan` (see [`parse_partial`]):
+/// all but the output format and the budgets, which stay the coordinator's.
+pub fn scan_for_splits(params: &[(String, String)]) -> Vec<(String, String)> {
+    params
+        .iter()
+        .filter(|(k, _)| k != "format" && !k.starts_with("budget_"))
+        .cloned()
+        .collect()
 }
 
 /// `POST /v1/query`: the body is the SQL text, or a JSON object `{"sql": …, "format": …}`.
