@@ -11,6 +11,7 @@
 //! - [`aggregate`]: grouping and the aggregate functions;
 //! - [`partial`]: a query over one split of a plan as a mergeable state ([`execute_partial`],
 //!   [`merge_partials`]);
+//! - [`plan_ipc`]: a scan plan as Arrow IPC, a row per file (and back);
 //! - [`respond()`]: an API request answered on a table (JSON documents or encoded rows);
 //! - [`access`]: the allowlist of table URL prefixes (checked before any request);
 //! - rows are written by `deltalens_present`'s [`RowWriter`](deltalens_present::RowWriter)
@@ -24,6 +25,7 @@ mod error;
 pub mod execute;
 pub mod fan_out;
 pub mod partial;
+pub mod plan_ipc;
 pub mod request;
 mod response;
 pub mod sql;

@@ -461,6 +461,23 @@ fn plan_and_scan_each_split_alone() {
     );
     let dir = std::env::temp_dir().join(format!("deltalens-splits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // the same plan as an Arrow IPC stream beside the JSON
+    let ipc = dir.join("plan.arrows");
+    let again = json(&[
+        "plan",
+        &t,
+        "--target-bytes",
+        "8000",
+        "--json",
+        "--ipc",
+        ipc.to_str().unwrap(),
+    ]);
+    assert_eq!(again, plan);
+    let bytes = std::fs::read(&ipc).unwrap();
+    assert!(
+        bytes.len() > 200 && bytes[..4] == [0xff; 4],
+        "an Arrow IPC stream"
+    );
     let mut rows = Vec::new();
     for s in splits {
         let f = dir.join(format!("{}.json", s["id"]));

@@ -30,6 +30,11 @@ pub struct Args {
     /// The most splits; a larger table gets larger splits.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SPLITS, value_parser = positive)]
     pub max_splits: usize,
+    /// Also write the plan to FILE as an Arrow IPC stream: a row per file with its split,
+    /// path, size, partition values, statistics and add action (pyarrow, DuckDB and
+    /// Polars read it as a table of scan tasks).
+    #[arg(long, value_name = "FILE")]
+    pub ipc: Option<std::path::PathBuf>,
 }
 
 fn positive_u64(s: &str) -> Result<u64, CliError> {
@@ -61,6 +66,13 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     with_table(&t.location, &t.options, t.io(), async |o| {
         let v = o.table.version_info(args.at.spec()?).await?;
         let plan = v.plan(&scan, &options).await?;
+        if let Some(path) = &args.ipc {
+            let bytes = deltalens_api::plan_ipc::plan_to_ipc(&plan)?;
+            std::fs::write(path, bytes).map_err(|source| CliError::CreateOutput {
+                path: path.clone(),
+                source,
+            })?;
+        }
         if t.json {
             to_json(&plan)
         } else {
