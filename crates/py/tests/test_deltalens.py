@@ -133,8 +133,11 @@ def test_equal_to_deltalake_at_every_version(tmp_path):
     # TIMESTAMP AS OF: a commit's time is its log file's modification time (no in-commit
     # timestamps), the version deltalake's load_as_version picks too
     for v in range(4):
-        mtime = (tmp_path / "_delta_log" / f"{v:020}.json").stat().st_mtime
-        at = datetime.datetime.fromtimestamp(mtime, tz=datetime.timezone.utc)
+        # the commit's time in whole milliseconds, as Delta keeps it (a float st_mtime
+        # turned into a datetime can round up past the millisecond: a time after the
+        # latest commit, which Spark and deltalens refuse)
+        ms = (tmp_path / "_delta_log" / f"{v:020}.json").stat().st_mtime_ns // 1_000_000
+        at = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(milliseconds=ms)
         theirs = DeltaTable(str(tmp_path))
         theirs.load_as_version(at)
         assert t.info(timestamp=at)["version"] == theirs.version(), f"v{v} at {at}"
