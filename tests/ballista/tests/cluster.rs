@@ -3,6 +3,13 @@
 //! against deltalens' tables, its logical plan reaches the scheduler through
 //! `DeltaLogicalCodec`, the scheduler plans the splits, and each task's Delta scan reaches
 //! an executor through `DeltaCodec`, which opens the table from its location.
+//!
+//! Known failure (issue #17): above 2 partitions the cluster over-reads. Ballista 55 gives
+//! each task a slice of a stage's partitions and narrows the stage's leaves to it
+//! (`restrict_plan_to_partitions`), but only leaves it knows (`DataSourceExec` over a
+//! `FileScanConfig` or memory); `DeltaScanExec` stays whole and each task reads its first
+//! splits again. The fix: the Delta scan as a `DataSourceExec` over a `FileScanConfig`
+//! (file groups = splits).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::path::PathBuf;
