@@ -21,6 +21,7 @@ use crate::bridge::schema_to_datafusion;
 use crate::error::{Error, Result};
 use crate::exec::{DeltaScanExec, Source};
 use crate::location::{Location, Opened};
+use crate::provider::projected;
 
 /// The change rows of versions `from..=to` of a table.
 #[derive(Debug)]
@@ -89,10 +90,7 @@ impl TableProvider for ChangesProvider {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let projected = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => Arc::clone(&self.schema),
-        };
+        let projected = projected(&self.schema, projection)?;
         let options = ScanOptions {
             batch_size: state.config().batch_size().max(1),
             ..ScanOptions::default()

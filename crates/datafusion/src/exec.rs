@@ -129,20 +129,14 @@ impl DisplayAs for DeltaScanExec {
 
 type Batches = tokio::sync::mpsc::Sender<DfResult<datafusion::arrow::array::RecordBatch>>;
 
-/// Read `work`, until it is done or its consumer is gone (a `LIMIT` met, a query
+/// `scan` until it is done or the consumer of `tx` is gone (a `LIMIT` met, a query
 /// cancelled or failed elsewhere): a selective filter may read a split for long between
 /// two batches, and the consumer's going stops it then, not at the next batch.
-async fn run(
-    opened: Option<Opened>,
-    location: Option<Location>,
-    work: Option<Source>,
-    options: ScanOptions,
-    schema: SchemaRef,
-    tx: Batches,
+async fn until_consumer_gone(
+    tx: &Batches,
+    scan: impl Future<Output = DfResult<()>>,
 ) -> DfResult<()> {
-    let consumer = tx.clone();
-    let gone = consumer.closed();
-    let scan = read(opened, location, work, options, schema, tx);
+    let gone = tx.closed();
     futures::pin_mut!(gone, scan);
     match futures::future::select(scan, gone).await {
         futures::future::Either::Left((result, _)) => result,
@@ -279,10 +273,11 @@ impl ExecutionPlan for DeltaScanExec {
         // the scan's future is not Send (its sink is borrowed across awaits): it is made
         // and driven on a thread of its own (see crate::blocking)
         spawn("deltalens-scan", move |handle| {
-            let failed = tx.clone();
+            let consumer = tx.clone();
             // a panic must not end the stream as if the scan were done
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                handle.block_on(run(opened, location, work, options, schema, tx))
+                let scan = read(opened, location, work, options, schema, tx);
+                handle.block_on(until_consumer_gone(&consumer, scan))
             }))
             .unwrap_or_else(|_| {
                 Err(DataFusionError::Internal(
@@ -290,7 +285,7 @@ impl ExecutionPlan for DeltaScanExec {
                 ))
             });
             if let Err(e) = result {
-                let _ = futures::executor::block_on(failed.send(Err(e)));
+                let _ = futures::executor::block_on(consumer.send(Err(e)));
             }
         })?;
         let batches =

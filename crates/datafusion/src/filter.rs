@@ -62,16 +62,6 @@ fn cmp(op: Operator) -> Option<CmpOp> {
     })
 }
 
-fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::LtEq => CmpOp::GtEq,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::GtEq => CmpOp::LtEq,
-        other => other,
-    }
-}
-
 fn binary(b: &BinaryExpr, exact: bool) -> Option<Predicate> {
     let (l, r) = (convert(&b.left, exact), convert(&b.right, exact));
     match b.op {
@@ -89,7 +79,7 @@ fn binary(b: &BinaryExpr, exact: bool) -> Option<Predicate> {
                 let (column, value) = (column(&b.right)?, lit(&b.left)?);
                 Some(Predicate::Cmp {
                     column,
-                    op: flip(op),
+                    op: op.flip(),
                     value,
                 })
             }

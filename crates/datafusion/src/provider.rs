@@ -14,7 +14,7 @@ use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use deltalens_core::scan::ScanOptions;
-use deltalens_core::{PlanOptions, Split, Table, VersionInfo, VersionSpec};
+use deltalens_core::{PlanOptions, Table, VersionInfo, VersionSpec};
 
 use crate::blocking::off_task;
 use crate::bridge::schema_to_datafusion;
@@ -46,22 +46,15 @@ struct Loaded {
     opened: Opened,
 }
 
-/// The Arrow schema of a scan of `info` with `options` (from the log alone).
-pub(crate) fn scan_schema(
-    info: &VersionInfo,
-    table: &Table,
-    options: ScanOptions,
-) -> Result<arrow_schema::SchemaRef> {
-    let empty = Split {
-        id: 0,
-        version: info.version,
-        protocol: info.protocol.clone(),
-        metadata: info.metadata.clone(),
-        files: Vec::new(),
-        bytes: 0,
-        estimated_rows: Some(0),
-    };
-    Ok(empty.snapshot(table.clone())?.scan(options)?.schema())
+/// `schema` cut to `projection` (a scan's output schema).
+pub(crate) fn projected(
+    schema: &SchemaRef,
+    projection: Option<&Vec<usize>>,
+) -> DfResult<SchemaRef> {
+    Ok(match projection {
+        Some(p) => Arc::new(schema.project(p)?),
+        None => Arc::clone(schema),
+    })
 }
 
 impl DeltaTableProvider {
@@ -94,8 +87,7 @@ impl DeltaTableProvider {
     ) -> Result<Self> {
         let table = opened.table.clone();
         let info = off_task(move || async move { Ok(table.version_info(version).await?) }).await?;
-        let schema = scan_schema(&info, &opened.table, ScanOptions::default())?;
-        let schema = schema_to_datafusion(&schema)?;
+        let schema = schema_to_datafusion(&info.schema.to_arrow()?)?;
         Ok(DeltaTableProvider {
             version: info.version,
             loaded: tokio::sync::OnceCell::new_with(Some(Loaded { info, opened })),
@@ -186,10 +178,7 @@ impl TableProvider for DeltaTableProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let projected = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => Arc::clone(&self.schema),
-        };
+        let projected = projected(&self.schema, projection)?;
         let mut columns: Vec<String> = projected
             .fields()
             .iter()

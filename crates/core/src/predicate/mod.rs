@@ -75,7 +75,8 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    fn flip(self) -> CmpOp {
+    /// The operator of `b op' a` for `a op b` (`<` becomes `>`; `=` stays).
+    pub fn flip(self) -> CmpOp {
         match self {
             CmpOp::Lt => CmpOp::Gt,
             CmpOp::LtEq => CmpOp::GtEq,
