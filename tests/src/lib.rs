@@ -63,3 +63,18 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"))
 }
+
+/// Whether a column of type `t` can be summed and averaged in the generated queries.
+pub fn numeric(t: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType as D;
+    matches!(
+        t,
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Float32 | D::Float64 | D::Decimal128(..)
+    )
+}
+
+/// Whether a column of type `t` can be a group key in the generated queries.
+pub fn groupable(t: &arrow_schema::DataType) -> bool {
+    use arrow_schema::DataType as D;
+    matches!(t, D::Utf8 | D::Int32 | D::Int64 | D::Date32 | D::Boolean)
+}

@@ -24,7 +24,7 @@ use deltalens_datafusion::datafusion_proto::bytes::{
 };
 use deltalens_datafusion::{DeltaScanExec, bridge, context};
 use deltalens_tests::canonical::canonical_lines;
-use deltalens_tests::{conformance_dir, fixtures_dir, open_local};
+use deltalens_tests::{conformance_dir, fixtures_dir, groupable, numeric, open_local};
 use serde_json::Value;
 
 fn rt() -> tokio::runtime::Runtime {
@@ -175,19 +175,6 @@ fn same_rows(a: &[Vec<String>], b: &[Vec<String>]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn numeric(t: &arrow_schema::DataType) -> bool {
-    use arrow_schema::DataType as D;
-    matches!(
-        t,
-        D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Float32 | D::Float64 | D::Decimal128(..)
-    )
-}
-
-fn groupable(t: &arrow_schema::DataType) -> bool {
-    use arrow_schema::DataType as D;
-    matches!(t, D::Utf8 | D::Int32 | D::Int64 | D::Date32 | D::Boolean)
 }
 
 /// Aggregate queries over a table's columns, with `{c}` quoting a column name.

@@ -16,7 +16,7 @@ use deltalens_api::{
 };
 use deltalens_core::scan::ScanOptions;
 use deltalens_core::{PlanOptions, VersionSpec};
-use deltalens_tests::{conformance_dir, fixtures_dir, open_local, runtime};
+use deltalens_tests::{conformance_dir, fixtures_dir, groupable, numeric, open_local, runtime};
 
 /// A small deterministic generator (xorshift): the same assignments every run.
 struct Rng(u64);
@@ -27,26 +27,6 @@ impl Rng {
         self.0 ^= self.0 << 17;
         (self.0 % n as u64) as usize
     }
-}
-
-fn numeric(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Float32
-            | DataType::Float64
-            | DataType::Decimal128(..)
-    )
-}
-
-fn groupable(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Utf8 | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Boolean
-    )
 }
 
 /// Queries over the table's columns (quoted as Spark SQL quotes names: backticks),
