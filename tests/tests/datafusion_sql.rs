@@ -16,13 +16,19 @@ use deltalens_api::{Limits, execute_limited, parse_sql};
 use deltalens_core::VersionSpec;
 use deltalens_core::schema::{DataType, StructField};
 use deltalens_datafusion::codec::{DeltaCodec, DeltaLogicalCodec};
-use deltalens_datafusion::datafusion::physical_plan::{ExecutionPlan, collect, displayable};
+use deltalens_datafusion::datafusion::datasource::physical_plan::{
+    FileScanConfig, FileScanConfigBuilder,
+};
+use deltalens_datafusion::datafusion::datasource::source::DataSourceExec;
+use deltalens_datafusion::datafusion::physical_plan::{
+    ExecutionPlan, ExecutionPlanProperties, collect, displayable,
+};
 use deltalens_datafusion::datafusion::prelude::{SessionConfig, SessionContext};
 use deltalens_datafusion::datafusion_proto::bytes::{
     logical_plan_from_bytes_with_extension_codec, logical_plan_to_bytes_with_extension_codec,
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
-use deltalens_datafusion::{DeltaScanExec, bridge, context};
+use deltalens_datafusion::{bridge, context, delta_scan};
 use deltalens_tests::canonical::canonical_lines;
 use deltalens_tests::{conformance_dir, fixtures_dir, groupable, numeric, open_local};
 use serde_json::Value;
@@ -275,7 +281,7 @@ fn aggregates_through_datafusion_equal_deltalens_sql_answers() {
 }
 
 fn find_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
-    if plan.downcast_ref::<DeltaScanExec>().is_some() {
+    if delta_scan(plan.as_ref()).is_some() {
         return Some(Arc::clone(plan));
     }
     plan.children().into_iter().find_map(find_scan)
@@ -284,9 +290,9 @@ fn find_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
 /// The Delta scans in a physical plan.
 fn scans(plan: &Arc<dyn ExecutionPlan>) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
-    if let Some(s) = plan.downcast_ref::<DeltaScanExec>() {
+    if let Some(s) = delta_scan(plan.as_ref()) {
         let files = s.splits().iter().map(|s| s.files.len()).sum();
-        let line = displayable(s).one_line().to_string();
+        let line = displayable(plan.as_ref()).one_line().to_string();
         out.push((s.splits().len(), files, line));
     }
     for c in plan.children() {
@@ -651,8 +657,8 @@ fn plans_shipped_through_the_codec_give_the_same_answers_without_credentials() {
     let e = tampered(&|v| v["Scan"]["schema"] = Value::from("ffffffff0100000000"));
     assert!(e.contains("schema"), "{e}");
     let e = tampered(&|v| {
-        let one = v["Scan"]["splits"][0].clone();
-        v["Scan"]["splits"] = Value::Array(vec![one; 4097]);
+        let one = v["Scan"]["groups"][0].clone();
+        v["Scan"]["groups"] = Value::Array(vec![one; 4097]);
     });
     assert!(e.contains("4096"), "{e}");
     for bad in [&b"{}"[..], b"not json", b"{\"Scan\":{\"location\":1}}"] {
@@ -711,4 +717,65 @@ fn a_join_finishes_with_few_blocking_threads() {
         .expect("the join did not finish in 120 s")
         .unwrap();
     assert!(cells(&got)[0][0].parse::<i64>().unwrap() > 0);
+}
+
+/// The Delta scan in `plan` as DataFusion's file scan, whose file groups are the splits.
+fn file_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<FileScanConfig> {
+    if let Some(d) = plan.downcast_ref::<DataSourceExec>() {
+        let source: &dyn std::any::Any = d.data_source().as_ref();
+        return source.downcast_ref::<FileScanConfig>().cloned();
+    }
+    plan.children().into_iter().find_map(file_scan)
+}
+
+#[test]
+fn a_scan_restricted_to_some_splits_reads_only_those() {
+    // a Ballista scheduler gives each task a slice of a stage's partitions and narrows
+    // the stage's file scans to that slice's file groups (`restrict_plan_to_partitions`):
+    // a Delta scan is such a file scan, one file group per split, so that each task reads
+    // its own splits, also after the plan has travelled through the codec
+    let rt = rt();
+    let url = quote(&fixtures_dir().join("partitioned").to_string_lossy());
+    let c = ctx(4);
+    let plan = rt
+        .block_on(async {
+            c.sql(&format!("SELECT * FROM '{url}'"))
+                .await?
+                .create_physical_plan()
+                .await
+        })
+        .unwrap();
+    let config =
+        file_scan(&plan).expect("the Delta scan is a DataSourceExec over a FileScanConfig");
+    let groups = config.file_groups.clone();
+    assert!(groups.len() > 1, "{} file groups", groups.len());
+    let count = |plan: Arc<dyn ExecutionPlan>| -> usize {
+        let batches = rt.block_on(collect(plan, c.task_ctx())).unwrap();
+        batches.iter().map(|b| b.num_rows()).sum()
+    };
+    let total = count(Arc::clone(&plan));
+    let mut slices = 0;
+    for (i, g) in groups.iter().enumerate() {
+        let restricted: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(
+            FileScanConfigBuilder::from(config.clone())
+                .with_file_groups(vec![g.clone()])
+                .build(),
+        );
+        assert_eq!(restricted.output_partitioning().partition_count(), 1);
+        let bytes =
+            physical_plan_to_bytes_with_extension_codec(Arc::clone(&restricted), &DeltaCodec)
+                .unwrap();
+        let shipped =
+            physical_plan_from_bytes_with_extension_codec(&bytes, &c.task_ctx(), &DeltaCodec)
+                .unwrap();
+        let (here, there) = (count(restricted), count(shipped));
+        assert_eq!(here, there, "split {i} here and shipped");
+        slices += here;
+    }
+    assert_eq!(slices, total, "the splits' rows, read one split at a time");
+    assert!(total > 0);
+    println!(
+        "datafusion: {} splits restricted one at a time read {slices} rows, as the whole scan",
+        groups.len()
+    );
 }

@@ -19,9 +19,9 @@ use deltalens_core::scan::ScanOptions;
 use crate::blocking::off_task;
 use crate::bridge::schema_to_datafusion;
 use crate::error::{Error, Result};
-use crate::exec::{DeltaScanExec, Source};
 use crate::location::{Location, Opened};
 use crate::provider::projected;
+use crate::source::{Work, scan_exec};
 
 /// The change rows of versions `from..=to` of a table.
 #[derive(Debug)]
@@ -95,16 +95,18 @@ impl TableProvider for ChangesProvider {
             batch_size: state.config().batch_size().max(1),
             ..ScanOptions::default()
         };
-        Ok(Arc::new(DeltaScanExec::new(
+        let work = vec![Work::Changes {
+            from: self.from,
+            to: Some(self.to),
+        }];
+        Ok(scan_exec(
             self.opened.clone(),
             Some(self.location.without_credentials()),
-            Source::Changes {
-                from: self.from,
-                to: Some(self.to),
-            },
+            work,
             options,
             projected,
-        )))
+            None,
+        ))
     }
 }
 

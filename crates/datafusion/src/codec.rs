@@ -1,14 +1,15 @@
-//! Extension codecs for `datafusion-proto`: [`DeltaCodec`] (physical) for
-//! [`DeltaScanExec`], so plans holding Delta scans ship to other processes (Ballista
-//! executors, or anything that moves DataFusion plans as bytes), each partition's split
-//! going with its task; [`DeltaLogicalCodec`] for the table providers, so logical plans
+//! Extension codecs for `datafusion-proto`: [`DeltaCodec`] (physical) for Delta scans
+//! (`crate::source`), so plans holding them ship to other processes (Ballista
+//! executors, or anything that moves DataFusion plans as bytes), each task's splits
+//! going with it; [`DeltaLogicalCodec`] for the table providers, so logical plans
 //! ship too (a Ballista client sends its scheduler logical plans): a table travels as its
 //! location (without credentials) and resolved version, a change feed as its location and
 //! range, and is opened where it is scanned.
 //!
 //! A node travels as JSON: the table's location and store options *without credentials*
-//! (the receiving process reads with its own, from its environment), the splits (their
-//! files, protocol and metadata: nothing is read from the log there), the columns, the
+//! (the receiving process reads with its own, from its environment), the units of work
+//! by output partition (splits with their files, protocol and metadata: nothing is read
+//! from the log there; or a change feed's range), the columns, the
 //! pushed filter as text, the limit and budgets, and the output schema (a schema message). The
 //! receiver trusts its scheduler as it trusts any plan it is sent; the encoded form is
 //! still checked (size, JSON shape, filter syntax, schema) and a split's protocol and
@@ -19,13 +20,13 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
+use datafusion::datasource::physical_plan::FileGroup;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{Extension, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
-use deltalens_core::Split;
 use deltalens_core::predicate::Predicate;
 use deltalens_core::scan::ScanOptions;
 use prost::Message;
@@ -33,9 +34,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::changes::ChangesProvider;
 use crate::error::Error;
-use crate::exec::{DeltaScanExec, Source};
 use crate::location::Location;
 use crate::provider::DeltaTableProvider;
+use crate::source::{Work, delta_scan, scan_groups};
 
 /// The largest encoded node accepted (a split names its files; a million-file table in
 /// a few hundred splits stays far below this).
@@ -51,8 +52,10 @@ enum Encoded {
 #[serde(deny_unknown_fields)]
 struct EncodedScan {
     location: Location,
-    splits: Option<Vec<Split>>,
-    changes: Option<(u64, Option<u64>)>,
+    /// The units of work, by output partition.
+    groups: Vec<Vec<Work>>,
+    /// DataFusion's limit on the rows the scan returns.
+    fetch: Option<usize>,
     columns: Option<Vec<String>>,
     filter: Option<String>,
     limit: Option<usize>,
@@ -63,7 +66,7 @@ struct EncodedScan {
     schema: String,
 }
 
-/// Encodes and decodes [`DeltaScanExec`] nodes (see the module documentation).
+/// Encodes and decodes Delta scans (see the module documentation).
 #[derive(Debug, Default)]
 pub struct DeltaCodec;
 
@@ -71,7 +74,8 @@ fn invalid(m: impl Into<String>) -> DataFusionError {
     Error::InvalidArgument(m.into()).into()
 }
 
-/// The most splits one encoded scan may hold: each runs on a thread of its own.
+/// The most units of work (splits) one encoded scan may hold: each runs on a thread of
+/// its own.
 pub const MAX_ENCODED_SPLITS: usize = 4096;
 
 /// The schema as datafusion-proto's message, in hex: decoded by prost and a fallible
@@ -127,21 +131,13 @@ impl PhysicalExtensionCodec for DeltaCodec {
         let Encoded::Scan(e) = serde_json::from_slice(buf)
             .map_err(|e| invalid(format!("not an encoded Delta scan: {e}")))?;
         e.location.check_shipped()?;
-        let source = match (e.splits, e.changes) {
-            (Some(s), None) if s.len() > MAX_ENCODED_SPLITS => {
-                return Err(invalid(format!(
-                    "an encoded Delta scan of {} splits is over the limit of {MAX_ENCODED_SPLITS}",
-                    s.len()
-                )));
-            }
-            (Some(s), None) => Source::Splits(s),
-            (None, Some((from, to))) => Source::Changes { from, to },
-            _ => {
-                return Err(invalid(
-                    "an encoded Delta scan reads either splits or changes",
-                ));
-            }
-        };
+        let units: usize = e.groups.iter().map(Vec::len).sum();
+        if units.max(e.groups.len()) > MAX_ENCODED_SPLITS {
+            return Err(invalid(format!(
+                "an encoded Delta scan of {units} splits in {} partitions is over the limit of {MAX_ENCODED_SPLITS}",
+                e.groups.len()
+            )));
+        }
         let filter = e
             .filter
             .as_deref()
@@ -157,13 +153,19 @@ impl PhysicalExtensionCodec for DeltaCodec {
             max_decoded_bytes: e.max_decoded_bytes,
         };
         let schema = schema_from_hex(&e.schema)?;
-        Ok(Arc::new(DeltaScanExec::new(
+        let groups = e
+            .groups
+            .into_iter()
+            .map(|g| FileGroup::new(g.into_iter().map(Work::into_file).collect()))
+            .collect();
+        Ok(scan_groups(
             None,
             Some(e.location),
-            source,
+            groups,
             options,
             schema,
-        )))
+            e.fetch,
+        ))
     }
 
     fn try_encode(
@@ -172,33 +174,39 @@ impl PhysicalExtensionCodec for DeltaCodec {
         buf: &mut Vec<u8>,
         _proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<()> {
-        let Some(scan) = node.downcast_ref::<DeltaScanExec>() else {
+        let Some(scan) = delta_scan(node.as_ref()) else {
             return Err(invalid(format!(
                 "DeltaCodec encodes Delta scans, not {}",
                 node.name()
             )));
         };
-        let Some(location) = scan.location.clone() else {
+        let Some(location) = scan.source.location() else {
             return Err(invalid(
                 "this Delta scan's table was opened from a Table, not a location: open it with DeltaTableProvider::open to ship its plans",
             ));
         };
-        let (splits, changes) = match &scan.source {
-            Source::Splits(s) => (Some(s.clone()), None),
-            Source::Changes { from, to } => (None, Some((*from, *to))),
-        };
-        let o = &scan.options;
+        let groups = scan
+            .groups()
+            .map(|g| {
+                g.map(|w| {
+                    w.cloned()
+                        .ok_or_else(|| invalid("a file of a Delta scan carries no Delta work"))
+                })
+                .collect::<DfResult<Vec<Work>>>()
+            })
+            .collect::<DfResult<Vec<_>>>()?;
+        let o = scan.source.options();
         let encoded = Encoded::Scan(Box::new(EncodedScan {
             location: location.without_credentials(),
-            splits,
-            changes,
+            groups,
+            fetch: scan.config.limit,
             columns: o.columns.clone(),
             filter: o.filter.as_ref().map(|f| f.to_string()),
             limit: o.limit,
             batch_size: o.batch_size,
             prune: o.prune,
             max_decoded_bytes: o.max_decoded_bytes,
-            schema: schema_hex(&scan.schema)?,
+            schema: schema_hex(scan.source.schema())?,
         }));
         serde_json::to_writer(buf, &encoded)
             .map_err(|e| invalid(format!("encoding a Delta scan: {e}")))

@@ -21,11 +21,11 @@ pub mod bridge;
 mod changes;
 pub mod codec;
 mod error;
-mod exec;
 mod factory;
 mod filter;
 mod location;
 mod provider;
+mod source;
 
 use std::sync::Arc;
 
@@ -33,10 +33,10 @@ pub use changes::{ChangesProvider, TableChangesFunction};
 pub use datafusion;
 pub use datafusion_proto;
 pub use error::{Error, Result};
-pub use exec::{DeltaScanExec, Source};
 pub use factory::{DeltaTableFactory, DeltaUrlTables};
 pub use location::{Location, Opened};
 pub use provider::DeltaTableProvider;
+pub use source::{DeltaScan, DeltaSource, Work, delta_scan, scan_exec};
 
 use datafusion::catalog::{DynamicFileCatalog, UrlTableFactory};
 use datafusion::execution::SessionStateBuilder;

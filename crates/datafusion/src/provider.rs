@@ -19,9 +19,9 @@ use deltalens_core::{PlanOptions, Table, VersionInfo, VersionSpec};
 use crate::blocking::off_task;
 use crate::bridge::schema_to_datafusion;
 use crate::error::Result;
-use crate::exec::{DeltaScanExec, Source};
 use crate::filter;
 use crate::location::{Location, Opened};
+use crate::source::{Work, scan_exec};
 
 /// The most splits a scan plans (one thread reads each), whatever the session's target
 /// partitions.
@@ -209,12 +209,19 @@ impl TableProvider for DeltaTableProvider {
         let (info, scan) = (loaded.info.clone(), options.clone());
         let plan =
             off_task(move || async move { Ok(info.plan(&scan, &plan_options).await?) }).await?;
-        Ok(Arc::new(DeltaScanExec::new(
+        let limit = options.limit;
+        let work = plan
+            .splits
+            .into_iter()
+            .map(|s| Work::Split(Box::new(s)))
+            .collect();
+        Ok(scan_exec(
             Some(loaded.opened.clone()),
             self.location.as_ref().map(Location::without_credentials),
-            Source::Splits(plan.splits),
+            work,
             options,
             projected,
-        )))
+            limit,
+        ))
     }
 }

@@ -15,7 +15,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 use deltalens_datafusion::codec::{DeltaCodec, DeltaLogicalCodec};
-use deltalens_datafusion::{ChangesProvider, DeltaScanExec, DeltaTableProvider};
+use deltalens_datafusion::{ChangesProvider, DeltaTableProvider, delta_scan};
 
 fn untagged() -> DataFusionError {
     DataFusionError::Internal("a plan node without its codec's tag (D or B)".into())
@@ -49,7 +49,7 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         buf: &mut Vec<u8>,
         converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
-        if node.downcast_ref::<DeltaScanExec>().is_some() {
+        if delta_scan(node.as_ref()).is_some() {
             buf.push(b'D');
             self.delta.try_encode(node, buf, converter)
         } else {

@@ -3,13 +3,6 @@
 //! against deltalens' tables, its logical plan reaches the scheduler through
 //! `DeltaLogicalCodec`, the scheduler plans the splits, and each task's Delta scan reaches
 //! an executor through `DeltaCodec`, which opens the table from its location.
-//!
-//! Known failure (issue #17): above 2 partitions the cluster over-reads. Ballista 55 gives
-//! each task a slice of a stage's partitions and narrows the stage's leaves to it
-//! (`restrict_plan_to_partitions`), but only leaves it knows (`DataSourceExec` over a
-//! `FileScanConfig` or memory); `DeltaScanExec` stays whole and each task reads its first
-//! splits again. The fix: the Delta scan as a `DataSourceExec` over a `FileScanConfig`
-//! (file groups = splits).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
 
 use std::path::PathBuf;
@@ -143,7 +136,7 @@ async fn a_scheduler_and_two_executors_answer_as_one_process() {
         );
         assert!(!c.is_empty());
         println!(
-            "ballista: {name}: {} groups equal on a scheduler + 2 executors ({cluster_s:.2} s) and in one process ({local_s:.2} s)",
+            "ballista: {name}: {} groups equal on a scheduler + {executors} executors at {partitions} partitions ({cluster_s:.2} s) and in one process ({local_s:.2} s)",
             c.len()
         );
     }
