@@ -34,7 +34,8 @@ const deltalens = {
 // fan-out and its split workers (the coordinator set with DELTALENS_FANOUT_BINDING=FLAKY).
 // It answers a split's first call 503 (a transient storage failure) and passes the
 // retry on; a query whose SQL holds `deltalens-test-split-fails` sees every call of its
-// split 0 fail. Not part of the deployed Worker.
+// split 0 fail, and one holding `deltalens-test-split-hangs` sees its split 0 answer only
+// after 30 s (the coordinator's wall time must end it). Not part of the deployed Worker.
 const flaky = {
   name: 'flaky',
   modules: true,
@@ -50,6 +51,7 @@ const flaky = {
         let split = -1, sql = '';
         try { const j = JSON.parse(body); split = j.split && j.split.id; sql = j.sql || ''; } catch {}
         if (sql.includes('deltalens-test-split-fails') && split === 0) return fail('injected: split 0 always fails');
+        if (sql.includes('deltalens-test-split-hangs') && split === 0) await new Promise((r) => setTimeout(r, 30000));
         const key = sql + '#' + split;
         if (!seen.has(key)) { seen.add(key); return fail('injected: the first call of each split fails'); }
         return env.UPSTREAM.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body }));

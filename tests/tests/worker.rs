@@ -1341,6 +1341,7 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
         "SELECT user_id, price, event_time FROM 'r2://TABLES/demo' WHERE brand = 'nars' ORDER BY price DESC, event_time, user_id LIMIT 5",
         "SELECT SUM(price) FROM 'r2://TABLES/demo' WHERE brand IS NULL",
     ];
+    let mut tree_bytes = [0u64; 3];
     for sql in queries {
         let f = post(&fanout, sql);
         let p = post(public, sql);
@@ -1358,7 +1359,31 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
         );
         assert_eq!(p.header("x-deltalens-splits"), None);
         assert_eq!(f.text(), p.text(), "{sql}");
+        // the answer reports the tree: one call per split (none failed), and what the
+        // split workers read beside what the coordinator did
+        assert_eq!(f.header("x-deltalens-split-calls"), Some(want), "{sql}");
+        let n = |r: &Resp, h: &str| -> u64 {
+            r.header(h)
+                .unwrap_or_else(|| panic!("{sql}: no {h}"))
+                .parse()
+                .unwrap()
+        };
+        tree_bytes[0] += n(&f, "x-deltalens-bytes-read");
+        tree_bytes[1] += n(&f, "x-deltalens-splits-bytes-read");
+        tree_bytes[2] += n(&p, "x-deltalens-bytes-read");
+        n(&f, "x-deltalens-splits-subrequests");
     }
+    // the split workers read the data (their files' footers and pages; the coordinator
+    // the log). Cache hits cost nothing, so the figures depend on what each isolate has
+    // read before: they are printed, not compared
+    assert!(
+        tree_bytes[1] > 0,
+        "the split workers read nothing: {tree_bytes:?}"
+    );
+    println!(
+        "worker: 6 fanned-out queries read {} B at the coordinator + {} B at the split workers; the unfanned worker (warm) {} B",
+        tree_bytes[0], tree_bytes[1], tree_bytes[2]
+    );
     // a scan fans out too: the same rows (in the splits' order, so compared sorted), and
     // a limit returns that many of them
     let scan = "/v1/scan?table=r2%3A%2F%2FTABLES%2Fdemo&columns=user_id,brand,price&filter=price%20%3E%205&format=jsonl";
@@ -1505,5 +1530,31 @@ fn worker_fan_out_retries_a_failed_split_and_names_one_that_keeps_failing() {
     assert!(
         text.contains("split 0") && text.contains("attempt") && text.contains("injected"),
         "the error names the split, its attempts and the cause: {text}"
+    );
+    // a split that does not answer: the coordinator's wall time (here 3 s) ends the
+    // query with the time budget's error naming the split, not a hang; the other splits
+    // were sent what was left of it, not the whole
+    let hangs = "SELECT COUNT(*) FROM 'r2://TABLES/demo' /* deltalens-test-split-hangs */";
+    let t = std::time::Instant::now();
+    let f = request(
+        &flaky,
+        "POST",
+        "/v1/query?format=jsonl&budget_ms=3000",
+        Some(hangs),
+        &[],
+    );
+    let took = t.elapsed().as_secs_f64();
+    let text = f.text();
+    assert_eq!(f.status, 408, "{text}");
+    assert!(
+        text.contains("split 0") && text.contains("wall_time_ms") && text.contains("3000"),
+        "the error names the split and the wall-time budget: {text}"
+    );
+    assert!(
+        (2.9..15.0).contains(&took),
+        "the coordinator gave up after {took:.1} s, its budget being 3 s"
+    );
+    println!(
+        "worker: a split that hangs ends its query at the 3 s wall-time budget, in {took:.1} s"
     );
 }

@@ -4,7 +4,8 @@
 //! instance's JSON error as [`ApiError::Remote`]. The coordinator's retries and
 //! sub-request budget are `deltalens_api::fan_out`'s; each split is sent with its share of
 //! this request's bytes, decoded bytes and buffered rows (`budget_*` parameters, which the
-//! other instance can only lower its budgets by), so the whole tree stays within them.
+//! other instance can only lower its budgets by) and most of the wall time left, so the
+//! whole tree stays within them.
 
 use deltalens_api::{ApiError, Partial};
 use deltalens_core::Split;
@@ -13,15 +14,31 @@ use worker::{Env, Headers, Method, Request, RequestInit};
 
 use crate::config::Config;
 
+/// What the instance answering a split read (its `x-deltalens-bytes-read` and
+/// `x-deltalens-subrequests`), for the coordinator's answer to report the whole tree's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reads {
+    /// Bytes read from storage.
+    pub bytes: u64,
+    /// Storage requests made.
+    pub subrequests: u64,
+}
+
+/// The share of the wall time left that a split is given: the rest is the coordinator's,
+/// to merge the answers (and a split out of time says so before the coordinator is).
+const SPLIT_TIME_SHARE: f64 = 0.9;
+
 /// `split` of the request `what` (`{"sql": …}` or a scan's `{"scan": [[name, value], …]}`)
-/// answered by another instance, with the caller's `Authorization` passed on.
+/// answered by another instance, with the caller's `Authorization` passed on, when
+/// `left_ms` of this request's wall time are left; with what that instance read.
 pub async fn ask(
     env: &Env,
     config: &Config,
     what: &serde_json::Value,
     split: &Split,
     auth: Option<&str>,
-) -> Result<Partial, ApiError> {
+    left_ms: Option<f64>,
+) -> Result<(Partial, Reads), ApiError> {
     let unreachable = |m: String| ApiError::Remote {
         status: 502,
         code: "split_unreachable".into(),
@@ -49,7 +66,9 @@ pub async fn ask(
             config.budgets.max_bytes,
             Some(config.max_decoded_bytes),
             Some(config.max_rows_buffered),
-            config.budgets.max_millis,
+            left_ms
+                .map(|ms| ms * SPLIT_TIME_SHARE)
+                .or(config.budgets.max_millis),
         )
     });
     let query: String = url::form_urlencoded::Serializer::new(String::new())
@@ -71,7 +90,15 @@ pub async fn ask(
     let status = resp.status_code();
     let bytes = resp.bytes().await.map_err(|e| unreachable(e.to_string()))?;
     if status == 200 {
-        return Partial::from_ipc(&bytes, config.max_rows_buffered);
+        let count = |name: &str| {
+            let v = resp.headers().get(name).ok().flatten();
+            v.and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0)
+        };
+        let reads = Reads {
+            bytes: count("x-deltalens-bytes-read"),
+            subrequests: count("x-deltalens-subrequests"),
+        };
+        return Ok((Partial::from_ipc(&bytes, config.max_rows_buffered)?, reads));
     }
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
     let text = |k: &str| v["error"][k].as_str().map(str::to_string);

@@ -210,13 +210,34 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     opened.budget.set_timer(deltalens_fetch_storage::sleep);
     // the health report's ages are measured from this isolate's clock
     let now_ms = crate::storage::now() as i64;
+    // the fan-out's calls to split workers (attempts), and what those workers read
+    let calls = std::cell::Cell::new(0u64);
+    let split_reads = std::cell::Cell::new(crate::fanout::Reads::default());
     let fanned = match (&api, &config.fanout, &fan) {
         (ApiRequest::Rows { query, format }, Some(policy), Some(what)) => {
             let auth = req.headers().get("authorization").ok().flatten();
             let auth = auth.as_deref();
+            let budget = &opened.budget;
+            let (calls, reads) = (&calls, &split_reads);
             let call = |split: &Split| {
                 let split = split.clone();
-                async move { crate::fanout::ask(env, config, what, &split, auth).await }
+                calls.set(calls.get() + 1);
+                async move {
+                    // a split that does not answer ends with this request's wall time,
+                    // naming it; it is sent what is left of that time
+                    let name = format!("split {} of the fan-out", split.id);
+                    let left = budget.meter().remaining_ms();
+                    let asked = crate::fanout::ask(env, config, what, &split, auth, left);
+                    let (partial, r) = match budget.before_deadline(&name, asked).await {
+                        Ok(answer) => answer?,
+                        Err(e) => return Err(deltalens_core::Error::from(e).into()),
+                    };
+                    let mut sum = reads.get();
+                    sum.bytes = sum.bytes.saturating_add(r.bytes);
+                    sum.subrequests = sum.subrequests.saturating_add(r.subrequests);
+                    reads.set(sum);
+                    Ok(partial)
+                }
             };
             respond_fanned_out(query, *format, &opened.table, config.limits(), policy, call).await?
         }
@@ -246,7 +267,13 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
         h.set("x-deltalens-rows", &n.to_string())?;
     }
     if let Some(n) = split_count {
+        // the whole tree: the splits asked, the calls made for them (retries included),
+        // and what the split workers read (the headers above are this instance's)
+        let r = split_reads.get();
         h.set("x-deltalens-splits", &n.to_string())?;
+        h.set("x-deltalens-split-calls", &calls.get().to_string())?;
+        h.set("x-deltalens-splits-bytes-read", &r.bytes.to_string())?;
+        h.set("x-deltalens-splits-subrequests", &r.subrequests.to_string())?;
     }
     h.set("cache-control", "no-store")?;
     Ok(Response::from_bytes(a.body)?.with_headers(h))

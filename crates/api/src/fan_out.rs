@@ -163,8 +163,8 @@ impl FanOutPolicy {
     /// The budget parameters (`budget_bytes`, `budget_decoded_bytes`,
     /// `budget_rows_buffered`, `budget_ms`) to send with each split, so that the whole
     /// tree stays within the coordinator's budgets: bytes and rows shared out equally
-    /// (at least 1 each), the wall time as it is (the coordinator's own clock ends the
-    /// whole request).
+    /// (at least 1 each), the wall time as given (the splits run at once: the caller
+    /// gives what is left of its own, and its own clock ends the whole request).
     pub fn split_budgets(
         &self,
         max_bytes: Option<u64>,

@@ -153,7 +153,7 @@ impl BudgetMeter {
     }
 
     /// Milliseconds left; `None` without a deadline.
-    fn remaining_ms(&self) -> Option<f64> {
+    pub fn remaining_ms(&self) -> Option<f64> {
         self.budgets.max_millis.map(|max| max - self.elapsed_ms())
     }
 
@@ -383,6 +383,13 @@ impl<S> BudgetStorage<S> {
             (ByteRange::Suffix(n), None) => Some(*n),
             (ByteRange::From(_), None) => None,
         }
+    }
+
+    /// `work` (not a storage request: a call to another worker, say), unless the wall
+    /// time runs out first: then the wall-time budget's error, naming `what`. Without a
+    /// timer or a deadline, `work` as it comes.
+    pub async fn before_deadline<T>(&self, what: &str, work: impl Future<Output = T>) -> Result<T> {
+        self.timed(what, async { Ok(work.await) }).await
     }
 
     /// `work`, unless the wall time runs out first.
@@ -844,6 +851,50 @@ mod tests {
         }
         let waits = waits.lock().unwrap().clone();
         assert_eq!(waits, vec![std::time::Duration::from_millis(30); 5]);
+    }
+
+    static CALL_NOW: AtomicU64 = AtomicU64::new(1000);
+    fn call_clock() -> f64 {
+        CALL_NOW.load(Ordering::Relaxed) as f64
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn work_that_is_not_a_request_ends_at_the_deadline_too() {
+        // a call to another worker (a split of a fan-out) that never answers
+        let b = BudgetStorage::new(
+            MemoryStorage::new(),
+            Budgets {
+                max_millis: Some(100.0),
+                ..Default::default()
+            },
+            call_clock,
+        );
+        // without a timer, the work as it comes
+        assert_eq!(
+            block_on(b.before_deadline("split 0", async { 7 })).unwrap(),
+            7
+        );
+        let waits: &'static std::sync::Mutex<Vec<std::time::Duration>> =
+            Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
+        CALL_NOW.store(1040, Ordering::Relaxed);
+        b.set_timer(move |d| {
+            if let Ok(mut w) = waits.lock() {
+                w.push(d);
+            }
+            async {}
+        });
+        let e =
+            block_on(b.before_deadline("split 0 of 3", std::future::pending::<()>())).unwrap_err();
+        assert!(e.to_string().contains("split 0 of 3"), "{e}");
+        assert_eq!(kind(e), BudgetKind::WallTime);
+        // the timer was set for what was left: 60 of 100 ms
+        let waits = waits.lock().unwrap().clone();
+        assert_eq!(waits, vec![std::time::Duration::from_millis(60)]);
+        // past the deadline, refused before the work starts
+        CALL_NOW.store(1200, Ordering::Relaxed);
+        let e = block_on(b.before_deadline("split 1 of 3", async { 7 })).unwrap_err();
+        assert_eq!(kind(e), BudgetKind::WallTime);
+        assert_eq!(waits.len(), 1);
     }
 
     /// Lists in pages of two objects, each page after the first counted on the meter
