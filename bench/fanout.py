@@ -22,7 +22,8 @@ The workers get roomy budgets (bytes, subrequests, wall time) for the full scan:
 deployed defaults (64 MiB, 45 subrequests, 20 s) would refuse it unfanned.
 
     python3 bench/fanout.py [TABLE_DIR] [--widths 1,2,4,8] [--runs 3] [--sql SQL]
-scripts/test runs it briefly on the demo table (widths 1 and 3, one run) so it stays alive.
+Every width's answer is compared with the CLI's (`deltalens query`, natively).
+scripts/test runs it briefly on scan5m (widths 1 and 3, one run) so it stays alive.
 Needs: scripts/build-worker done (worker/build), target/debug/deltalens (plan), node.
 """
 import argparse
@@ -131,6 +132,9 @@ def main():
     total_bytes = json.loads(subprocess.check_output([deltalens, "plan", table, "--json"]))["bytes"]
     rows = []
     answers = set()
+    # the CLI's answer, natively, from the table on disk: every width must give it too
+    cli_sql = sql.replace(f"'r2://TABLES/{name}'", "'" + table.replace("'", "''") + "'")
+    answers.add(subprocess.check_output([deltalens, "query", "--format", "csv", cli_sql]))
     try:
         base = f"http://127.0.0.1:{a.port}"
         # the unfanned worker: uploads the table, answers width 1, and runs each split alone
@@ -178,8 +182,8 @@ def main():
             rows.append((w, measured, modelled, sum(st), max(st), subreq))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    # the same answer at every width; a DOUBLE average may differ in its last digits with
-    # the order of the additions (as in any engine that sums in parallel)
+    # the same answer at every width and from the CLI; a DOUBLE average may differ in its
+    # last digits with the order of the additions (as in any engine that sums in parallel)
     def cells(body):
         return [c for line in body.decode().splitlines() for c in line.split(",")]
     first = cells(next(iter(answers)))
@@ -192,7 +196,7 @@ def main():
                     sys.exit(f"FAIL: answers differ: {x!r} vs {y!r}")
                 if abs(fx - fy) > 1e-9 * max(abs(fx), abs(fy)):
                     sys.exit(f"FAIL: answers differ: {x} vs {y}")
-    same = "every width gave the same answer" + (
+    same = "every width gave the CLI's answer" + (
         f" (doubles within 1e-9 across {len(answers)} renderings)" if len(answers) > 1 else "")
     base_m, base_mod = rows[0][1], rows[0][2]
     print(f"fan-out on {name} ({total_bytes} bytes of data files), query: {sql}")

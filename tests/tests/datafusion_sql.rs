@@ -661,6 +661,15 @@ fn plans_shipped_through_the_codec_give_the_same_answers_without_credentials() {
         v["Scan"]["groups"] = Value::Array(vec![one; 4097]);
     });
     assert!(e.contains("4096"), "{e}");
+    // a change feed is one unit of one partition, over a closed range: a plan of many
+    // (each replaying the log on a thread of its own) is refused
+    let feed = serde_json::json!({"Changes": {"from": 0, "to": 1}});
+    let e = tampered(&|v| v["Scan"]["groups"] = serde_json::json!([[feed], [feed]]));
+    assert!(e.contains("change feed"), "{e}");
+    let e = tampered(&|v| {
+        v["Scan"]["groups"] = serde_json::json!([[{"Changes": {"from": 0, "to": null}}]])
+    });
+    assert!(e.contains("change feed"), "{e}");
     for bad in [&b"{}"[..], b"not json", b"{\"Scan\":{\"location\":1}}"] {
         let e = DeltaCodec
             .try_decode(
@@ -754,6 +763,25 @@ fn a_scan_restricted_to_some_splits_reads_only_those() {
         batches.iter().map(|b| b.num_rows()).sum()
     };
     let total = count(Arc::clone(&plan));
+    // a partition of the scan run on its own reads its split only (an engine may run
+    // each partition of a plan in another process: none may take its siblings' splits)
+    let scan = find_scan(&plan).unwrap();
+    let alone = |p: usize| -> usize {
+        let stream = scan.execute(p, c.task_ctx()).unwrap();
+        let batches: Vec<_> = rt
+            .block_on(futures::TryStreamExt::try_collect(stream))
+            .unwrap();
+        batches
+            .iter()
+            .map(|b: &deltalens_datafusion::datafusion::arrow::array::RecordBatch| b.num_rows())
+            .sum()
+    };
+    let each: Vec<usize> = (0..groups.len()).map(alone).collect();
+    assert_eq!(
+        each.iter().sum::<usize>(),
+        total,
+        "partitions run alone: {each:?}"
+    );
     let mut slices = 0;
     for (i, g) in groups.iter().enumerate() {
         let restricted: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(
@@ -770,6 +798,7 @@ fn a_scan_restricted_to_some_splits_reads_only_those() {
                 .unwrap();
         let (here, there) = (count(restricted), count(shipped));
         assert_eq!(here, there, "split {i} here and shipped");
+        assert_eq!(here, each[i], "split {i} restricted and run alone");
         slices += here;
     }
     assert_eq!(slices, total, "the splits' rows, read one split at a time");

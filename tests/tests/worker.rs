@@ -25,7 +25,8 @@ use deltalens_api::request::{parse_get, parse_query};
 use deltalens_core::{Table, VersionSpec};
 use deltalens_tests::corpus::CHECKPOINTED;
 use deltalens_tests::{
-    canonical::canonical_lines, conformance_dir, fixtures_dir, open_local, runtime,
+    canonical::canonical_lines, conformance_dir, fixtures_dir, groupable, numeric, open_local,
+    runtime,
 };
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
@@ -1502,6 +1503,111 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
 /// first call answers 503, a transient storage failure; worker/local.mjs, tests only)
 /// answers every query as the unfanned worker does, each split retried; a split that
 /// keeps failing fails the query with a 502 naming it and its attempts.
+/// The queries a fanned-out worker answers over a table of `schema` (`{T}`: the table):
+/// a count, the first integer or decimal column's aggregates (float sums depend on the
+/// order of the additions), the first numeric column's extremes, and a GROUP BY on the
+/// first column that can be a key.
+fn fan_out_queries(schema: &arrow_schema::Schema) -> Vec<String> {
+    use arrow_schema::DataType as D;
+    let mut out = vec!["SELECT COUNT(*) FROM '{T}'".to_string()];
+    let q = |c: &str| c.to_string();
+    // plain names only: the query subset has no quoted identifiers
+    let plain = |c: &str| {
+        c.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && c.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let fields: Vec<_> = schema.fields().iter().filter(|f| plain(f.name())).collect();
+    let exact = |t: &D| {
+        matches!(
+            t,
+            D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::Decimal128(..)
+        )
+    };
+    if let Some(f) = fields.iter().find(|f| exact(f.data_type())) {
+        let c = q(f.name());
+        out.push(format!(
+            "SELECT COUNT({c}), SUM({c}), MIN({c}), MAX({c}), AVG({c}) FROM '{{T}}'"
+        ));
+    }
+    if let Some(f) = fields
+        .iter()
+        .find(|f| numeric(f.data_type()) && !exact(f.data_type()))
+    {
+        let c = q(f.name());
+        out.push(format!(
+            "SELECT MIN({c}), MAX({c}), COUNT({c}) FROM '{{T}}'"
+        ));
+    }
+    if let Some(f) = fields.iter().find(|f| groupable(f.data_type())) {
+        let c = q(f.name());
+        out.push(format!(
+            "SELECT {c}, COUNT(*) FROM '{{T}}' GROUP BY {c} ORDER BY {c} NULLS FIRST"
+        ));
+    }
+    out
+}
+
+/// Fan-out on the corpus tables the worker tests read: each answer of the fanned-out
+/// worker (3 splits where a table has the files) equals one worker's and the CLI code's,
+/// natively.
+#[test]
+fn worker_fan_out_answers_the_corpus_as_one_worker_and_the_cli() {
+    let (Some(fanout), Some((_, public)), Some(corpus)) = (
+        std::env::var("DELTALENS_WORKER_FANOUT_URL").ok(),
+        vars().unconfigured_and_public.as_ref(),
+        conformance_dir(),
+    ) else {
+        eprintln!("SKIPPED: no fan-out worker (scripts/worker-test) or no corpus");
+        return;
+    };
+    let post =
+        |base: &str, sql: &str| request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[]);
+    let (mut compared, mut answered, mut fanned, mut splits) = (0, 0, 0, 0);
+    for name in CORPUS_TABLES {
+        let path = corpus.join("tables").join(name);
+        let local = open_local(&path);
+        let snap = runtime()
+            .block_on(local.snapshot(VersionSpec::Latest))
+            .unwrap();
+        let schema = snap.schema.to_arrow().unwrap();
+        for q in fan_out_queries(&schema) {
+            let r2 = q.replace("{T}", &format!("r2://TABLES/{name}"));
+            let parsed = parse_query(
+                &q.replace("{T}", &path.to_string_lossy()),
+                &params_of(&[("format", "jsonl")]),
+            );
+            let (status, want) = match parsed {
+                Ok(api) => native(api, &local),
+                Err(e) => (e.status(), e.code().into_bytes()),
+            };
+            let (f, p) = (post(&fanout, &r2), post(public, &r2));
+            assert_eq!((f.status, f.text()), (p.status, p.text()), "{name}: {r2}");
+            if status == 200 {
+                answered += 1;
+                assert_eq!(f.text(), String::from_utf8_lossy(&want), "{name}: {r2}");
+            } else {
+                assert_eq!(f.status, status, "{name}: {r2}: {}", f.text());
+            }
+            if let Some(n) = f.header("x-deltalens-splits") {
+                fanned += 1;
+                splits += n.parse::<usize>().unwrap();
+            }
+            compared += 1;
+        }
+    }
+    println!(
+        "fan-out: {compared} queries ({answered} answered, the rest refused alike) over {} corpus tables equal to one worker's and the CLI code's; {fanned} fanned out over {splits} splits (tables of one file are answered whole)",
+        CORPUS_TABLES.len()
+    );
+    assert!(fanned >= 5, "only {fanned} queries fanned out");
+    assert!(
+        answered * 4 >= compared * 3,
+        "only {answered} of {compared} answered"
+    );
+}
+
 #[test]
 fn worker_fan_out_retries_a_failed_split_and_names_one_that_keeps_failing() {
     let (Some(flaky), Some((_, public))) = (

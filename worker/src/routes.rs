@@ -221,13 +221,16 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
             let (calls, reads) = (&calls, &split_reads);
             let call = |split: &Split| {
                 let split = split.clone();
-                calls.set(calls.get() + 1);
                 async move {
                     // a split that does not answer ends with this request's wall time,
                     // naming it; it is sent what is left of that time
                     let name = format!("split {} of the fan-out", split.id);
                     let left = budget.meter().remaining_ms();
-                    let asked = crate::fanout::ask(env, config, what, &split, auth, left);
+                    let asked = async {
+                        // counted when sent (not when the time was already up)
+                        calls.set(calls.get() + 1);
+                        crate::fanout::ask(env, config, what, &split, auth, left).await
+                    };
                     let (partial, r) = match budget.before_deadline(&name, asked).await {
                         Ok(answer) => answer?,
                         Err(e) => return Err(deltalens_core::Error::from(e).into()),
@@ -267,8 +270,9 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
         h.set("x-deltalens-rows", &n.to_string())?;
     }
     if let Some(n) = split_count {
-        // the whole tree: the splits asked, the calls made for them (retries included),
-        // and what the split workers read (the headers above are this instance's)
+        // the whole tree: the splits asked, the calls sent for them (retries included),
+        // and what the split workers read in the attempts that answered (the headers
+        // above are this instance's)
         let r = split_reads.get();
         h.set("x-deltalens-splits", &n.to_string())?;
         h.set("x-deltalens-split-calls", &calls.get().to_string())?;

@@ -8,9 +8,27 @@
 //! starves the local store, whose file reads need that pool too (a join deadlocked so on
 //! the CLI's runtime of 4 blocking threads).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::error::{Error, Result};
 
-/// Start `f` with the current Tokio runtime's handle on a new thread named `name`.
+/// The most of these threads alive at once in this process: a plan (a union of many
+/// scans, each of up to 4,096 splits, shipped by a scheduler) cannot start more.
+pub const MAX_THREADS: usize = 1024;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// One live thread, counted until it ends (or is never started).
+struct Live;
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Start `f` with the current Tokio runtime's handle on a new thread named `name`;
+/// refused when [`MAX_THREADS`] are running.
 pub(crate) fn spawn<F>(name: &str, f: F) -> Result<()>
 where
     F: FnOnce(tokio::runtime::Handle) + Send + 'static,
@@ -18,9 +36,19 @@ where
     let handle = tokio::runtime::Handle::try_current().map_err(|e| {
         Error::Internal(format!("reading a Delta table needs a Tokio runtime: {e}"))
     })?;
+    let live = LIVE.fetch_add(1, Ordering::Relaxed);
+    let counted = Live;
+    if live >= MAX_THREADS {
+        return Err(Error::InvalidArgument(format!(
+            "{MAX_THREADS} Delta reads are running in this process, the most at once: run fewer partitions (target_partitions) or fewer queries at a time"
+        )));
+    }
     std::thread::Builder::new()
         .name(name.to_string())
-        .spawn(move || f(handle))
+        .spawn(move || {
+            let _counted = counted;
+            f(handle)
+        })
         .map(|_| ())
         .map_err(|e| Error::Internal(format!("cannot start a thread for {name}: {e}")))
 }

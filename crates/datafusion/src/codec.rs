@@ -111,6 +111,33 @@ fn schema_from_hex(hex: &str) -> DfResult<SchemaRef> {
     Ok(Arc::new(schema))
 }
 
+/// A change feed, as `table_changes` plans it, is the one unit of the one partition of its
+/// scan, over a closed range: more (each replaying the log on a thread of its own) or an
+/// open range is not a plan this crate made.
+fn check_change_feed(groups: &[Vec<Work>]) -> DfResult<()> {
+    let feeds: Vec<(u64, Option<u64>)> = groups
+        .iter()
+        .flatten()
+        .filter_map(|w| match w {
+            Work::Changes { from, to } => Some((*from, *to)),
+            Work::Split(_) => None,
+        })
+        .collect();
+    match feeds.as_slice() {
+        [] => Ok(()),
+        [(from, Some(to))] if from <= to && groups.len() == 1 && groups[0].len() == 1 => Ok(()),
+        [(from, to)] => Err(invalid(format!(
+            "an encoded Delta change feed of versions {from} to {} in a scan of {} units: a change feed is the one unit of its scan, over a closed range",
+            to.map_or_else(|| "the latest".to_string(), |t| t.to_string()),
+            groups.iter().map(Vec::len).sum::<usize>()
+        ))),
+        many => Err(invalid(format!(
+            "an encoded Delta scan of {} change feeds: a change feed is the one unit of its scan",
+            many.len()
+        ))),
+    }
+}
+
 impl PhysicalExtensionCodec for DeltaCodec {
     fn try_decode(
         &self,
@@ -138,6 +165,7 @@ impl PhysicalExtensionCodec for DeltaCodec {
                 e.groups.len()
             )));
         }
+        check_change_feed(&e.groups)?;
         let filter = e
             .filter
             .as_deref()

@@ -1,7 +1,8 @@
 //! A Delta scan as DataFusion's file scan: a `DataSourceExec` over a `FileScanConfig`
 //! whose file groups are the plan's splits (one `PartitionedFile` per split, carrying
 //! it as a [`Work`] extension) and whose [`DeltaSource`] reads each through deltalens.
-//! Output partition `i` reads file group `i`.
+//! Output partition `i` reads file group `i`, and only it (no work stealing between
+//! partitions, no repartitioning of files).
 //!
 //! Why a file scan rather than a plan node of our own: engines that distribute
 //! DataFusion plans narrow a stage's file scans to the partitions a task runs (Ballista's
@@ -33,7 +34,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, Partitioning};
 use deltalens_core::Split;
 use deltalens_core::changes::Changes;
 use deltalens_core::scan::ScanOptions;
@@ -152,8 +153,14 @@ pub(crate) fn scan_groups(
         options,
         metrics: ExecutionPlanMetricsSet::new(),
     };
+    // declared, so that partition `i` reads group `i` and nothing else: DataFusion lets
+    // the partitions of an undeclared file scan take each other's files (work stealing),
+    // which an engine running each partition in a process of its own cannot allow, and
+    // which leaves a plan executed twice with nothing to read the second time
+    let partitioning = Partitioning::UnknownPartitioning(groups.len());
     let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
         .with_file_groups(groups)
+        .with_output_partitioning(Some(partitioning))
         .with_limit(fetch)
         .build();
     DataSourceExec::from_data_source(config)

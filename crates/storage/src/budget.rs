@@ -397,10 +397,15 @@ impl<S> BudgetStorage<S> {
         let (Some(timer), Some(left)) = (self.timer.get(), self.meter.remaining_ms()) else {
             return work.await;
         };
-        if left <= 0.0 {
+        // NaN counts as no time left; a duration that does not fit is the work as it comes
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        if !(left > 0.0) {
             return Err(self.meter.late(path));
         }
-        let deadline = timer(Duration::from_secs_f64(left / 1000.0));
+        let Ok(left) = Duration::try_from_secs_f64(left / 1000.0) else {
+            return work.await;
+        };
+        let deadline = timer(left);
         match race(work, deadline).await {
             Some(r) => r,
             None => Err(self.meter.late(path)),
