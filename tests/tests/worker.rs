@@ -1323,17 +1323,28 @@ fn worker_serves_only_once_configured() {
 /// change feed is not split. `/v1/partial` answers only calls carrying the fan-out's
 /// secret (403 otherwise; 404 where fan-out is off), and refuses malformed bodies and
 /// splits that leave their table.
+/// `POST /v1/query` of `sql` to the worker at `base`, rows as JSON lines.
+fn query_jsonl(base: &str, sql: &str) -> Resp {
+    request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[])
+}
+
+/// The fan-out worker the environment variable `var` names (scripts/worker-test sets it)
+/// and the public worker it is compared with; `None` (the test skipped) without them.
+fn fan_out_and_public(var: &str) -> Option<(String, &'static str)> {
+    let workers = std::env::var(var)
+        .ok()
+        .zip(vars().unconfigured_and_public.as_ref());
+    if workers.is_none() {
+        eprintln!("SKIPPED: {var} is not set (scripts/worker-test sets it)");
+    }
+    workers.map(|(fanned, (_, public))| (fanned, public.as_str()))
+}
+
 #[test]
 fn worker_fans_large_queries_out_to_its_own_instances() {
-    let (Some(fanout), Some((_, public))) = (
-        std::env::var("DELTALENS_WORKER_FANOUT_URL").ok(),
-        vars().unconfigured_and_public.as_ref(),
-    ) else {
-        eprintln!("SKIPPED: DELTALENS_WORKER_FANOUT_URL is not set (scripts/worker-test sets it)");
+    let Some((fanout, public)) = fan_out_and_public("DELTALENS_WORKER_FANOUT_URL") else {
         return;
     };
-    let post =
-        |base: &str, sql: &str| request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[]);
     let queries = [
         "SELECT COUNT(*) FROM 'r2://TABLES/demo'",
         "SELECT brand, COUNT(*) AS n, SUM(price), MIN(price), MAX(price), AVG(price) FROM 'r2://TABLES/demo' WHERE price > 5 GROUP BY brand ORDER BY n DESC, brand",
@@ -1344,8 +1355,8 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
     ];
     let mut tree_bytes = [0u64; 3];
     for sql in queries {
-        let f = post(&fanout, sql);
-        let p = post(public, sql);
+        let f = query_jsonl(&fanout, sql);
+        let p = query_jsonl(public, sql);
         assert_eq!(f.status, 200, "{sql}: {}", f.text());
         // 3 splits of the latest version's 5 files; version 3 has 2 files, so 2 splits
         let want = if sql.contains("VERSION AS OF 3") {
@@ -1428,14 +1439,14 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
     assert!(f.text().contains("split "), "{}", f.text());
     // a change feed runs where it is asked
     let cdf = "SELECT _change_type, COUNT(*) FROM table_changes('r2://TABLES/demo', 1) GROUP BY _change_type ORDER BY 1";
-    let f = post(&fanout, cdf);
+    let f = query_jsonl(&fanout, cdf);
     assert_eq!(
         (f.status, f.header("x-deltalens-splits")),
         (200, None),
         "{}",
         f.text()
     );
-    assert_eq!(f.text(), post(public, cdf).text());
+    assert_eq!(f.text(), query_jsonl(public, cdf).text());
     // the partial route answers only the fan-out's own calls (they carry its secret), and
     // is no route where fan-out is off
     let secret = std::env::var("DELTALENS_WORKER_FANOUT_SECRET").unwrap_or_default();
@@ -1554,16 +1565,13 @@ fn fan_out_queries(schema: &arrow_schema::Schema) -> Vec<String> {
 /// natively.
 #[test]
 fn worker_fan_out_answers_the_corpus_as_one_worker_and_the_cli() {
-    let (Some(fanout), Some((_, public)), Some(corpus)) = (
-        std::env::var("DELTALENS_WORKER_FANOUT_URL").ok(),
-        vars().unconfigured_and_public.as_ref(),
-        conformance_dir(),
-    ) else {
-        eprintln!("SKIPPED: no fan-out worker (scripts/worker-test) or no corpus");
+    let Some((fanout, public)) = fan_out_and_public("DELTALENS_WORKER_FANOUT_URL") else {
         return;
     };
-    let post =
-        |base: &str, sql: &str| request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[]);
+    let Some(corpus) = conformance_dir() else {
+        eprintln!("SKIPPED: no conformance corpus");
+        return;
+    };
     let (mut compared, mut answered, mut fanned, mut splits) = (0, 0, 0, 0);
     for name in CORPUS_TABLES {
         let path = corpus.join("tables").join(name);
@@ -1582,7 +1590,7 @@ fn worker_fan_out_answers_the_corpus_as_one_worker_and_the_cli() {
                 Ok(api) => native(api, &local),
                 Err(e) => (e.status(), e.code().into_bytes()),
             };
-            let (f, p) = (post(&fanout, &r2), post(public, &r2));
+            let (f, p) = (query_jsonl(&fanout, &r2), query_jsonl(public, &r2));
             assert_eq!((f.status, f.text()), (p.status, p.text()), "{name}: {r2}");
             if status == 200 {
                 answered += 1;
@@ -1610,27 +1618,21 @@ fn worker_fan_out_answers_the_corpus_as_one_worker_and_the_cli() {
 
 #[test]
 fn worker_fan_out_retries_a_failed_split_and_names_one_that_keeps_failing() {
-    let (Some(flaky), Some((_, public))) = (
-        std::env::var("DELTALENS_WORKER_FLAKY_URL").ok(),
-        vars().unconfigured_and_public.as_ref(),
-    ) else {
-        eprintln!("SKIPPED: DELTALENS_WORKER_FLAKY_URL is not set (scripts/worker-test sets it)");
+    let Some((flaky, public)) = fan_out_and_public("DELTALENS_WORKER_FLAKY_URL") else {
         return;
     };
-    let post =
-        |base: &str, sql: &str| request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[]);
     for sql in [
         "SELECT COUNT(*) FROM 'r2://TABLES/demo'",
         "SELECT brand, COUNT(*) AS n, SUM(price), AVG(price) FROM 'r2://TABLES/demo' GROUP BY brand ORDER BY n DESC, brand",
         "SELECT user_id, price FROM 'r2://TABLES/demo' WHERE brand = 'nars' ORDER BY price DESC, user_id LIMIT 5",
     ] {
-        let f = post(&flaky, sql);
+        let f = query_jsonl(&flaky, sql);
         assert_eq!(f.status, 200, "{sql}: {}", f.text());
         assert_eq!(f.header("x-deltalens-splits"), Some("3"), "{sql}");
-        assert_eq!(f.text(), post(public, sql).text(), "{sql}");
+        assert_eq!(f.text(), query_jsonl(public, sql).text(), "{sql}");
     }
     let fails = "SELECT COUNT(*) FROM 'r2://TABLES/demo' /* deltalens-test-split-fails */";
-    let f = post(&flaky, fails);
+    let f = query_jsonl(&flaky, fails);
     assert_eq!(f.status, 502, "{}", f.text());
     let text = f.text();
     assert!(

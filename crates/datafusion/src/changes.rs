@@ -105,7 +105,6 @@ impl TableProvider for ChangesProvider {
             work,
             options,
             projected,
-            None,
         ))
     }
 }

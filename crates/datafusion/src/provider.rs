@@ -209,7 +209,6 @@ impl TableProvider for DeltaTableProvider {
         let (info, scan) = (loaded.info.clone(), options.clone());
         let plan =
             off_task(move || async move { Ok(info.plan(&scan, &plan_options).await?) }).await?;
-        let limit = options.limit;
         let work = plan
             .splits
             .into_iter()
@@ -221,7 +220,6 @@ impl TableProvider for DeltaTableProvider {
             work,
             options,
             projected,
-            limit,
         ))
     }
 }

@@ -116,19 +116,19 @@ impl DeltaSource {
 
 /// A Delta scan reading `work`, one output partition per unit, of the table `opened`
 /// (here) or `location` (opened where the scan runs: a shipped plan), with `options`,
-/// producing batches of `schema`, at most `fetch` rows. No work gives one empty
-/// partition.
+/// producing batches of `schema`, at most the options' limit of rows (DataFusion's
+/// fetch). No work gives one empty partition.
 pub fn scan_exec(
     opened: Option<Opened>,
     location: Option<Location>,
     work: Vec<Work>,
     options: ScanOptions,
     schema: SchemaRef,
-    fetch: Option<usize>,
 ) -> Arc<DataSourceExec> {
     let groups = work
         .into_iter()
         .map(|w| FileGroup::new(vec![w.into_file()]));
+    let fetch = options.limit;
     scan_groups(opened, location, groups.collect(), options, schema, fetch)
 }
 

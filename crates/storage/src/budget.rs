@@ -819,6 +819,22 @@ mod tests {
         }
     }
 
+    /// Give `b` a timer that fires at once (as if the time left had passed), and the
+    /// durations it was set for.
+    fn instant_timer<S: Storage>(
+        b: &BudgetStorage<S>,
+    ) -> &'static std::sync::Mutex<Vec<std::time::Duration>> {
+        let waits: &'static std::sync::Mutex<Vec<std::time::Duration>> =
+            Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
+        b.set_timer(move |d| {
+            if let Ok(mut w) = waits.lock() {
+                w.push(d);
+            }
+            async {}
+        });
+        waits
+    }
+
     static STALL_NOW: AtomicU64 = AtomicU64::new(5000);
     fn stall_clock() -> f64 {
         STALL_NOW.load(Ordering::Relaxed) as f64
@@ -834,16 +850,9 @@ mod tests {
             },
             stall_clock,
         );
-        let waits: &'static std::sync::Mutex<Vec<std::time::Duration>> =
-            Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
         STALL_NOW.store(5020, Ordering::Relaxed);
         // the caller's timer: here it fires at once, as if the 30 ms left had passed
-        b.set_timer(move |d| {
-            if let Ok(mut w) = waits.lock() {
-                w.push(d);
-            }
-            async {}
-        });
+        let waits = instant_timer(&b);
         let errors = [
             block_on(b.get("a")).unwrap_err(),
             block_on(b.get_range("a", ByteRange::Bounded(0..1))).unwrap_err(),
@@ -879,15 +888,8 @@ mod tests {
             block_on(b.before_deadline("split 0", async { 7 })).unwrap(),
             7
         );
-        let waits: &'static std::sync::Mutex<Vec<std::time::Duration>> =
-            Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
         CALL_NOW.store(1040, Ordering::Relaxed);
-        b.set_timer(move |d| {
-            if let Ok(mut w) = waits.lock() {
-                w.push(d);
-            }
-            async {}
-        });
+        let waits = instant_timer(&b);
         let e =
             block_on(b.before_deadline("split 0 of 3", std::future::pending::<()>())).unwrap_err();
         assert!(e.to_string().contains("split 0 of 3"), "{e}");
