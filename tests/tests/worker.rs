@@ -1316,13 +1316,6 @@ fn worker_serves_only_once_configured() {
     assert_eq!(r.json()["version"], 6, "{}", r.text());
 }
 
-/// Fan-out: a worker with `DELTALENS_FANOUT_BYTES=1` and width 3 answers every table query
-/// over 3 splits, each sent to another instance through its service binding to itself
-/// (`POST /v1/partial`), and merges them; the answers equal the same worker build's
-/// without fan-out, byte for byte. Each split gets its share of the request's budgets. A
-/// change feed is not split. `/v1/partial` answers only calls carrying the fan-out's
-/// secret (403 otherwise; 404 where fan-out is off), and refuses malformed bodies and
-/// splits that leave their table.
 /// `POST /v1/query` of `sql` to the worker at `base`, rows as JSON lines.
 fn query_jsonl(base: &str, sql: &str) -> Resp {
     request(base, "POST", "/v1/query?format=jsonl", Some(sql), &[])
@@ -1340,6 +1333,13 @@ fn fan_out_and_public(var: &str) -> Option<(String, &'static str)> {
     workers.map(|(fanned, (_, public))| (fanned, public.as_str()))
 }
 
+/// Fan-out: a worker with `DELTALENS_FANOUT_BYTES=1` and width 3 answers every table query
+/// over 3 splits, each sent to another instance through its service binding to itself
+/// (`POST /v1/partial`), and merges them; the answers equal the same worker build's
+/// without fan-out, byte for byte. Each split gets its share of the request's budgets. A
+/// change feed is not split. `/v1/partial` answers only calls carrying the fan-out's
+/// secret (403 otherwise; 404 where fan-out is off), and refuses malformed bodies and
+/// splits that leave their table.
 #[test]
 fn worker_fans_large_queries_out_to_its_own_instances() {
     let Some((fanout, public)) = fan_out_and_public("DELTALENS_WORKER_FANOUT_URL") else {
@@ -1510,10 +1510,6 @@ fn worker_fans_large_queries_out_to_its_own_instances() {
     );
 }
 
-/// Fan-out retries: a coordinator whose splits go through a flaky Worker (each split's
-/// first call answers 503, a transient storage failure; worker/local.mjs, tests only)
-/// answers every query as the unfanned worker does, each split retried; a split that
-/// keeps failing fails the query with a 502 naming it and its attempts.
 /// The queries a fanned-out worker answers over a table of `schema` (`{T}`: the table):
 /// a count, the first integer or decimal column's aggregates (float sums depend on the
 /// order of the additions), the first numeric column's extremes, and a GROUP BY on the
@@ -1616,6 +1612,70 @@ fn worker_fan_out_answers_the_corpus_as_one_worker_and_the_cli() {
     );
 }
 
+/// The client's sub-request budget (`budget_subrequests`) holds for the whole fan-out
+/// tree: the splits share what the coordinator leaves of it (the configured
+/// `DELTALENS_MAX_SUBREQUESTS` is per invocation, as Cloudflare's limit is). On the flaky
+/// coordinator, whose isolates cache nothing, so each split reads its files every time
+/// (and each split's first call fails without reading, and is retried): every budget is
+/// met by an answer within it, equal to the unbounded one, or by a 413 naming the budget.
+#[test]
+fn worker_fan_out_shares_the_clients_subrequest_budget() {
+    let Some((flaky, _)) = fan_out_and_public("DELTALENS_WORKER_FLAKY_URL") else {
+        return;
+    };
+    let summed = "SELECT SUM(price), COUNT(*) FROM 'r2://TABLES/demo' WHERE price > 1";
+    let used = |r: &Resp| -> u64 {
+        ["x-deltalens-subrequests", "x-deltalens-splits-subrequests"]
+            .iter()
+            .map(|h| r.header(h).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0))
+            .sum()
+    };
+    let whole = query_jsonl(&flaky, summed);
+    assert_eq!(whole.status, 200, "{}", whole.text());
+    assert_eq!(whole.header("x-deltalens-splits"), Some("3"));
+    let need = used(&whole);
+    // the coordinator reads the log, each of the 3 splits its files
+    assert!(need > 3, "the tree made {need} requests");
+    let mut answered = Vec::new();
+    for budget in [0, 1, need / 2, need - 1, need, 3 * need + 3] {
+        let path = format!("/v1/query?format=jsonl&budget_subrequests={budget}");
+        let r = request(&flaky, "POST", &path, Some(summed), &[]);
+        if r.status == 200 {
+            assert!(
+                used(&r) <= budget,
+                "budget_subrequests={budget}: the tree made {} requests",
+                used(&r)
+            );
+            assert_eq!(r.header("x-deltalens-splits"), Some("3"));
+            assert_eq!(r.text(), whole.text());
+            answered.push(budget);
+            continue;
+        }
+        assert_eq!(
+            (r.status, r.error_code()),
+            (413, "subrequests_budget_exceeded".into()),
+            "budget_subrequests={budget}: {}",
+            r.text()
+        );
+        if budget == need - 1 {
+            // the coordinator's reads fit; the splits' shares together do not
+            assert!(r.text().contains("split "), "{}", r.text());
+        }
+    }
+    // with 3 times what the whole tree needed, every split has enough of its own
+    assert!(
+        answered.contains(&(3 * need + 3)),
+        "answered within {answered:?} of {need}"
+    );
+    println!(
+        "fan-out: budget_subrequests holds for the tree ({need} requests unbounded; answered within {answered:?}, 413 otherwise)"
+    );
+}
+
+/// Fan-out retries: a coordinator whose splits go through a flaky Worker (each split's
+/// first call answers 503, a transient storage failure; worker/local.mjs, tests only)
+/// answers every query as the unfanned worker does, each split retried; a split that
+/// keeps failing fails the query with a 502 naming it and its attempts.
 #[test]
 fn worker_fan_out_retries_a_failed_split_and_names_one_that_keeps_failing() {
     let Some((flaky, public)) = fan_out_and_public("DELTALENS_WORKER_FLAKY_URL") else {

@@ -56,6 +56,11 @@ pub struct Config {
     /// Worker's own fan-out may call `POST /v1/partial`, which trusts the split it is sent
     /// (its files and deletion vectors are not checked against the log again).
     pub fanout_secret: Option<String>,
+    /// The client's `budget_subrequests`, which holds for the whole fan-out tree: its
+    /// splits share what the coordinator leaves of it. The configured
+    /// `DELTALENS_MAX_SUBREQUESTS` is per invocation, as Cloudflare's limit is (each
+    /// split's worker has its own).
+    pub tree_max_requests: Option<u64>,
 }
 
 /// A var or secret, trimmed; `None` when unset or blank.
@@ -149,6 +154,7 @@ impl Config {
         Ok(Config {
             fanout,
             fanout_secret,
+            tree_max_requests: None,
             fanout_binding: get(env, "DELTALENS_FANOUT_BINDING").unwrap_or_else(|| "SELF".into()),
             allowlist: Allowlist::parse(&get(env, "DELTALENS_ALLOWED_TABLES").unwrap_or_default()),
             auth_token: get(env, "DELTALENS_AUTH_TOKEN"),
@@ -223,7 +229,9 @@ impl Config {
                 "budget_decoded_bytes" => self.max_decoded_bytes = self.max_decoded_bytes.min(n()?),
                 "budget_bytes" => self.budgets.max_bytes = lower(self.budgets.max_bytes, n()?),
                 "budget_subrequests" => {
-                    self.budgets.max_requests = lower(self.budgets.max_requests, n()?)
+                    let n = n()?;
+                    self.budgets.max_requests = lower(self.budgets.max_requests, n);
+                    self.tree_max_requests = lower(self.tree_max_requests, n);
                 }
                 "budget_ms" => {
                     let ms = n()? as f64;

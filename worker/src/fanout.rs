@@ -1,14 +1,15 @@
 //! A split of a fanned-out query, sent to this worker's own instances through a service
 //! binding (`SELF` by default: a `[[services]]` entry pointing at this Worker) as
 //! `POST /v1/partial`, and its answer read back: an Arrow IPC partial state, or the other
-//! instance's JSON error as [`ApiError::Remote`]. The coordinator's retries and
-//! sub-request budget are `deltalens_api::fan_out`'s; each split is sent with its share of
-//! this request's bytes, decoded bytes and buffered rows (`budget_*` parameters, which the
-//! other instance can only lower its budgets by) and most of the wall time left, so the
-//! whole tree stays within them.
+//! instance's JSON error as [`ApiError::Remote`]. The coordinator's retries and the
+//! number of its calls are `deltalens_api::fan_out`'s; each split is sent with its share
+//! of what is left of this request's bytes, decoded bytes, buffered rows and the client's
+//! sub-requests (`budget_*` parameters, which the other instance can only lower its
+//! budgets by) and most of the wall time left, so the whole tree stays within them.
 
-use deltalens_api::{ApiError, Partial};
+use deltalens_api::{ApiError, Partial, TreeBudgets};
 use deltalens_core::Split;
+use deltalens_storage::BudgetStorage;
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Headers, Method, Request, RequestInit};
 
@@ -28,16 +29,38 @@ pub struct Reads {
 /// to merge the answers (and a split out of time says so before the coordinator is).
 const SPLIT_TIME_SHARE: f64 = 0.9;
 
+/// What is left of this request's budgets (`config`'s, less what `budget` has counted)
+/// for its splits to share: bytes, decoded bytes, buffered rows, the client's
+/// sub-requests, and [`SPLIT_TIME_SHARE`] of the wall time left.
+pub fn left<S>(config: &Config, budget: &BudgetStorage<S>) -> TreeBudgets {
+    TreeBudgets {
+        bytes: config
+            .budgets
+            .max_bytes
+            .map(|m| m.saturating_sub(budget.bytes())),
+        decoded_bytes: Some(config.max_decoded_bytes),
+        rows_buffered: Some(config.max_rows_buffered),
+        subrequests: config
+            .tree_max_requests
+            .map(|m| m.saturating_sub(budget.requests())),
+        millis: budget
+            .meter()
+            .remaining_ms()
+            .map(|ms| ms * SPLIT_TIME_SHARE)
+            .or(config.budgets.max_millis),
+    }
+}
+
 /// `split` of the request `what` (`{"sql": …}` or a scan's `{"scan": [[name, value], …]}`)
-/// answered by another instance, with the caller's `Authorization` passed on, when
-/// `left_ms` of this request's wall time are left; with what that instance read.
+/// answered by another instance, with the caller's `Authorization` passed on, given
+/// `left` of this request's budgets to share; with what that instance read.
 pub async fn ask(
     env: &Env,
     config: &Config,
     what: &serde_json::Value,
     split: &Split,
     auth: Option<&str>,
-    left_ms: Option<f64>,
+    left: &TreeBudgets,
 ) -> Result<(Partial, Reads), ApiError> {
     let unreachable = |m: String| ApiError::Remote {
         status: 502,
@@ -60,17 +83,8 @@ pub async fn ask(
     init.with_method(Method::Post)
         .with_headers(headers.clone())
         .with_body(Some(JsValue::from_str(&body)));
-    // each split gets its share of this request's budgets: the tree stays within them
-    let shares = config.fanout.map(|p| {
-        p.split_budgets(
-            config.budgets.max_bytes,
-            Some(config.max_decoded_bytes),
-            Some(config.max_rows_buffered),
-            left_ms
-                .map(|ms| ms * SPLIT_TIME_SHARE)
-                .or(config.budgets.max_millis),
-        )
-    });
+    // each split gets its share of what is left of this request's budgets
+    let shares = config.fanout.map(|p| p.split_budgets(left));
     let query: String = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(shares.unwrap_or_default())
         .finish();

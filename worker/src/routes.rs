@@ -225,11 +225,11 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
                     // a split that does not answer ends with this request's wall time,
                     // naming it; it is sent what is left of that time
                     let name = format!("split {} of the fan-out", split.id);
-                    let left = budget.meter().remaining_ms();
+                    let left = crate::fanout::left(config, budget);
                     let asked = async {
                         // counted when sent (not when the time was already up)
                         calls.set(calls.get() + 1);
-                        crate::fanout::ask(env, config, what, &split, auth, left).await
+                        crate::fanout::ask(env, config, what, &split, auth, &left).await
                     };
                     let (partial, r) = match budget.before_deadline(&name, asked).await {
                         Ok(answer) => answer?,

@@ -161,34 +161,49 @@ pub struct FanOutPolicy {
 
 impl FanOutPolicy {
     /// The budget parameters (`budget_bytes`, `budget_decoded_bytes`,
-    /// `budget_rows_buffered`, `budget_ms`) to send with each split, so that the whole
-    /// tree stays within the coordinator's budgets: bytes and rows shared out equally
-    /// (at least 1 each), the wall time as given (the splits run at once: the caller
-    /// gives what is left of its own, and its own clock ends the whole request).
-    pub fn split_budgets(
-        &self,
-        max_bytes: Option<u64>,
-        max_decoded_bytes: Option<u64>,
-        max_rows_buffered: Option<usize>,
-        max_millis: Option<f64>,
-    ) -> Vec<(&'static str, String)> {
+    /// `budget_rows_buffered`, `budget_subrequests`, `budget_ms`) to send with each split,
+    /// so that the whole tree stays within what is `left` of the coordinator's budgets:
+    /// bytes and rows shared out equally (at least 1 each), sub-requests too (possibly
+    /// none: a split may still answer from its worker's cache), the wall time as given
+    /// (the splits run at once: the caller gives what is left of its own, and its own
+    /// clock ends the whole request).
+    pub fn split_budgets(&self, left: &TreeBudgets) -> Vec<(&'static str, String)> {
         let width = self.width.max(1) as u64;
         let share = |n: u64| (n / width).max(1).to_string();
         let mut out = Vec::new();
-        if let Some(b) = max_bytes {
+        if let Some(b) = left.bytes {
             out.push(("budget_bytes", share(b)));
         }
-        if let Some(b) = max_decoded_bytes {
+        if let Some(b) = left.decoded_bytes {
             out.push(("budget_decoded_bytes", share(b)));
         }
-        if let Some(r) = max_rows_buffered {
+        if let Some(r) = left.rows_buffered {
             out.push(("budget_rows_buffered", share(r as u64)));
         }
-        if let Some(ms) = max_millis {
+        if let Some(n) = left.subrequests {
+            out.push(("budget_subrequests", (n / width).to_string()));
+        }
+        if let Some(ms) = left.millis {
             out.push(("budget_ms", (ms.max(1.0) as u64).to_string()));
         }
         out
     }
+}
+
+/// What is left of a coordinator's budgets for its splits to share (`None`: no limit to
+/// share; each split's worker applies its own configured one).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TreeBudgets {
+    /// Bytes read from storage.
+    pub bytes: Option<u64>,
+    /// Bytes decoded from Parquet pages.
+    pub decoded_bytes: Option<u64>,
+    /// Rows held at once.
+    pub rows_buffered: Option<usize>,
+    /// Storage requests.
+    pub subrequests: Option<u64>,
+    /// Wall time, in milliseconds.
+    pub millis: Option<f64>,
 }
 
 /// `query` answered by fanning it out over `policy.width` splits of its table when the
@@ -246,15 +261,33 @@ mod tests {
             width: 3,
             options: FanOutOptions::default(),
         };
+        let left = TreeBudgets {
+            bytes: Some(64 << 20),
+            decoded_bytes: Some(300),
+            rows_buffered: Some(2),
+            subrequests: Some(10),
+            millis: Some(20_000.0),
+        };
         assert_eq!(
-            p.split_budgets(Some(64 << 20), Some(300), Some(2), Some(20_000.0)),
+            p.split_budgets(&left),
             vec![
                 ("budget_bytes", (22_369_621).to_string()),
                 ("budget_decoded_bytes", "100".to_string()),
                 ("budget_rows_buffered", "1".to_string()),
+                ("budget_subrequests", "3".to_string()),
                 ("budget_ms", "20000".to_string()),
             ]
         );
-        assert!(p.split_budgets(None, None, None, None).is_empty());
+        // fewer sub-requests left than splits: none each (a split answers from its
+        // worker's cache, or fails naming the budget), never more than the tree has
+        let few = TreeBudgets {
+            subrequests: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(
+            p.split_budgets(&few),
+            vec![("budget_subrequests", "0".to_string())]
+        );
+        assert!(p.split_budgets(&TreeBudgets::default()).is_empty());
     }
 }
