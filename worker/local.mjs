@@ -35,7 +35,11 @@ const deltalens = {
 // It answers a split's first call 503 (a transient storage failure) and passes the
 // retry on; a query whose SQL holds `deltalens-test-split-fails` sees every call of its
 // split 0 fail, and one holding `deltalens-test-split-hangs` sees its split 0 answer only
-// after 30 s (the coordinator's wall time must end it). Not part of the deployed Worker.
+// after 30 s (the coordinator's wall time must end it); one holding
+// `deltalens-test-split-reads-then-fails` has each split's first call answered by the
+// split's worker (it reads its files) and then failed with a 503 that reports what it
+// spent, as a split that read and then lost its storage does. Not part of the deployed
+// Worker.
 const flaky = {
   name: 'flaky',
   modules: true,
@@ -43,8 +47,9 @@ const flaky = {
   serviceBindings: { UPSTREAM: 'deltalens' },
   script: `
     const seen = new Set();
+    // as the split's worker fails: saying what it spent (nothing, unless it read first)
     const fail = (message) => new Response(JSON.stringify({ error: { code: 'storage_failed', message } }),
-      { status: 503, headers: { 'content-type': 'application/json' } });
+      { status: 503, headers: { 'content-type': 'application/json', 'x-deltalens-subrequests': '0', 'x-deltalens-bytes-read': '0' } });
     export default {
       async fetch(request, env) {
         const body = await request.text();
@@ -53,8 +58,19 @@ const flaky = {
         if (sql.includes('deltalens-test-split-fails') && split === 0) return fail('injected: split 0 always fails');
         if (sql.includes('deltalens-test-split-hangs') && split === 0) await new Promise((r) => setTimeout(r, 30000));
         const key = sql + '#' + split;
+        const forward = () => env.UPSTREAM.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body }));
+        if (!seen.has(key) && sql.includes('deltalens-test-split-reads-then-fails')) {
+          seen.add(key);
+          const read = await forward();
+          await read.arrayBuffer();
+          const failed = fail('injected: the split read, then failed');
+          for (const h of ['x-deltalens-subrequests', 'x-deltalens-bytes-read']) {
+            if (read.headers.has(h)) failed.headers.set(h, read.headers.get(h));
+          }
+          return failed;
+        }
         if (!seen.has(key)) { seen.add(key); return fail('injected: the first call of each split fails'); }
-        return env.UPSTREAM.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body }));
+        return forward();
       },
     };`,
 };

@@ -6,8 +6,9 @@
 # the background job ended or still running, after a passing or a failing end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+[[ $(grep -cE '^trap .* EXIT$' scripts/test) == 1 ]] ||
+  { echo "scripts/test: expected one trap line (trap … EXIT)" >&2; exit 1; }
 trap_line=$(grep -E '^trap .* EXIT$' scripts/test)
-[[ $(grep -cE '^trap ' scripts/test) == 1 ]] || { echo "scripts/test: expected one trap line" >&2; exit 1; }
 failed=0
 check() { # $1: the background job's life (ended|running); $2: the end's status; expected status
   local got seconds=0

@@ -835,6 +835,11 @@ fn budgets_refuse_with_their_code(e: &Env) {
                 .unwrap()
                 .contains("budget")
         );
+        // the error says what was spent before it, as an answer does
+        for h in ["x-deltalens-subrequests", "x-deltalens-bytes-read"] {
+            let n = r.header(h).and_then(|v| v.parse::<u64>().ok());
+            assert!(n.is_some(), "{params:?}: no {h}");
+        }
         println!(
             "budget: {code} -> {status}: {}",
             r.json()["error"]["message"]
@@ -887,6 +892,18 @@ fn budgets_refuse_with_their_code(e: &Env) {
         ],
     );
     assert_eq!(r.status, 200, "a LIMIT within the budget is fine");
+    // a budget larger than the isolate's usize (32 bits on wasm32) lowers nothing: it was
+    // cut to 1 before
+    let r = e.get(
+        "/v1/scan",
+        &[
+            ("table", "r2://TABLES/demo"),
+            ("budget_rows", "4294967297"),
+            ("budget_rows_buffered", "4294967297"),
+            ("limit", "100"),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
     // a file list longer than the rows budget is refused with a hint to page; pages
     // within it are served (checkpointed: 21 files)
     let files = |extra: &[(&str, &str)]| {
@@ -1615,9 +1632,10 @@ fn worker_fan_out_answers_the_corpus_as_one_worker_and_the_cli() {
 /// The client's sub-request budget (`budget_subrequests`) holds for the whole fan-out
 /// tree: the splits share what the coordinator leaves of it (the configured
 /// `DELTALENS_MAX_SUBREQUESTS` is per invocation, as Cloudflare's limit is). On the flaky
-/// coordinator, whose isolates cache nothing, so each split reads its files every time
-/// (and each split's first call fails without reading, and is retried): every budget is
-/// met by an answer within it, equal to the unbounded one, or by a 413 naming the budget.
+/// coordinator, whose isolates cache nothing, so each split reads its files every time:
+/// every budget is met by an answer within it, equal to the unbounded one, or by a 413
+/// naming the budget; also when each split's first call reads and then fails, so that
+/// its retry must be paid from what is left.
 #[test]
 fn worker_fan_out_shares_the_clients_subrequest_budget() {
     let Some((flaky, _)) = fan_out_and_public("DELTALENS_WORKER_FLAKY_URL") else {
@@ -1634,6 +1652,10 @@ fn worker_fan_out_shares_the_clients_subrequest_budget() {
     assert_eq!(whole.status, 200, "{}", whole.text());
     assert_eq!(whole.header("x-deltalens-splits"), Some("3"));
     let need = used(&whole);
+    let coordinator: u64 = whole
+        .header("x-deltalens-subrequests")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     // the coordinator reads the log, each of the 3 splits its files
     assert!(need > 3, "the tree made {need} requests");
     let mut answered = Vec::new();
@@ -1667,8 +1689,39 @@ fn worker_fan_out_shares_the_clients_subrequest_budget() {
         answered.contains(&(3 * need + 3)),
         "answered within {answered:?} of {need}"
     );
+    // retries are paid from the same budget: each split's first call reads its files and
+    // then fails (reporting what it spent), so the tree reads everything twice, and is
+    // answered only within a budget that holds both
+    let mut retried = Vec::new();
+    for budget in (need..=2 * need).chain([3 * need + 3, 6 * need + 6]) {
+        let sql = format!("{summed} /* deltalens-test-split-reads-then-fails {budget} */");
+        let path = format!("/v1/query?format=jsonl&budget_subrequests={budget}");
+        let r = request(&flaky, "POST", &path, Some(&sql), &[]);
+        if r.status != 200 {
+            assert_eq!(
+                (r.status, r.error_code()),
+                (413, "subrequests_budget_exceeded".into()),
+                "budget_subrequests={budget}, retried: {}",
+                r.text()
+            );
+            continue;
+        }
+        // the failed attempts' reads are in the tree's figures: at least twice the splits'
+        assert!(
+            used(&r) <= budget && used(&r) >= 2 * need - 2 * coordinator,
+            "budget_subrequests={budget}, retried: the tree reported {} requests",
+            used(&r)
+        );
+        assert_eq!(r.header("x-deltalens-split-calls"), Some("6"));
+        assert_eq!(r.text(), whole.text());
+        retried.push(budget);
+    }
+    assert!(
+        retried.contains(&(6 * need + 6)),
+        "retried, answered within {retried:?} of {need}"
+    );
     println!(
-        "fan-out: budget_subrequests holds for the tree ({need} requests unbounded; answered within {answered:?}, 413 otherwise)"
+        "fan-out: budget_subrequests holds for the tree ({need} requests unbounded; answered within {answered:?}, 413 otherwise; with every split read twice, within {retried:?})"
     );
 }
 

@@ -221,10 +221,12 @@ impl Config {
                     .map_err(|_| format!("{k} is {v:?}, not a whole number"))
             };
             let lower = |cur: Option<u64>, n: u64| Some(cur.map_or(n, |c| c.min(n)));
+            let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
             match k.as_str() {
-                "budget_rows" => self.max_rows = self.max_rows.min(n()? as usize),
+                // a count beyond usize (32 bits on wasm32) lowers nothing
+                "budget_rows" => self.max_rows = self.max_rows.min(count(n()?)),
                 "budget_rows_buffered" => {
-                    self.max_rows_buffered = self.max_rows_buffered.min(n()? as usize)
+                    self.max_rows_buffered = self.max_rows_buffered.min(count(n()?))
                 }
                 "budget_decoded_bytes" => self.max_decoded_bytes = self.max_decoded_bytes.min(n()?),
                 "budget_bytes" => self.budgets.max_bytes = lower(self.budgets.max_bytes, n()?),

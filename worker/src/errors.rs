@@ -11,6 +11,9 @@ pub struct ErrorResponse {
     pub status: u16,
     pub code: String,
     pub message: String,
+    /// What the request had read from storage when it failed (bytes, requests): sent as
+    /// `x-deltalens-bytes-read` and `x-deltalens-subrequests`, as on an answer.
+    pub spent: Option<(u64, u64)>,
 }
 
 impl ErrorResponse {
@@ -19,7 +22,14 @@ impl ErrorResponse {
             status,
             code: code.to_string(),
             message: message.into(),
+            spent: None,
         }
+    }
+
+    /// This error, saying the request had read `bytes` in `requests` storage requests.
+    pub fn with_spent(mut self, bytes: u64, requests: u64) -> Self {
+        self.spent = Some((bytes, requests));
+        self
     }
 
     pub fn body(&self) -> String {
@@ -33,6 +43,7 @@ impl From<ApiError> for ErrorResponse {
             status: e.status(),
             code: e.code(),
             message: e.to_string(),
+            spent: None,
         }
     }
 }

@@ -159,51 +159,134 @@ pub struct FanOutPolicy {
     pub options: FanOutOptions,
 }
 
-impl FanOutPolicy {
-    /// The budget parameters (`budget_bytes`, `budget_decoded_bytes`,
-    /// `budget_rows_buffered`, `budget_subrequests`, `budget_ms`) to send with each split,
-    /// so that the whole tree stays within what is `left` of the coordinator's budgets:
-    /// bytes and rows shared out equally (at least 1 each), sub-requests too (possibly
-    /// none: a split may still answer from its worker's cache), the wall time as given
-    /// (the splits run at once: the caller gives what is left of its own, and its own
-    /// clock ends the whole request).
-    pub fn split_budgets(&self, left: &TreeBudgets) -> Vec<(&'static str, String)> {
-        let width = self.width.max(1) as u64;
-        let share = |n: u64| (n / width).max(1).to_string();
-        let mut out = Vec::new();
-        if let Some(b) = left.bytes {
-            out.push(("budget_bytes", share(b)));
-        }
-        if let Some(b) = left.decoded_bytes {
-            out.push(("budget_decoded_bytes", share(b)));
-        }
-        if let Some(r) = left.rows_buffered {
-            out.push(("budget_rows_buffered", share(r as u64)));
-        }
-        if let Some(n) = left.subrequests {
-            out.push(("budget_subrequests", (n / width).to_string()));
-        }
-        if let Some(ms) = left.millis {
-            out.push(("budget_ms", (ms.max(1.0) as u64).to_string()));
-        }
-        out
-    }
-}
-
 /// What is left of a coordinator's budgets for its splits to share (`None`: no limit to
 /// share; each split's worker applies its own configured one).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TreeBudgets {
     /// Bytes read from storage.
     pub bytes: Option<u64>,
-    /// Bytes decoded from Parquet pages.
+    /// Bytes decoded from Parquet pages (each attempt's own bound).
     pub decoded_bytes: Option<u64>,
-    /// Rows held at once.
+    /// Rows held at once (each attempt's own bound).
     pub rows_buffered: Option<usize>,
     /// Storage requests.
     pub subrequests: Option<u64>,
-    /// Wall time, in milliseconds.
-    pub millis: Option<f64>,
+}
+
+/// What one attempt of a split spent (its worker's `x-deltalens-bytes-read` and
+/// `x-deltalens-subrequests`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Bytes read from storage.
+    pub bytes: u64,
+    /// Storage requests made.
+    pub subrequests: u64,
+}
+
+/// A coordinator's account of the budgets its splits share, over every attempt, retries
+/// included: bytes read and storage requests, which add up across the tree. Each split
+/// is granted an equal share of what was left when the fan-out began (possibly none: a
+/// split may still answer from its worker's cache), taken from the pool when an attempt
+/// is sent; an attempt that reports what it spent gives the rest back, and one that does
+/// not (its answer never came) keeps its whole grant. So a retry is paid for from the
+/// same budget, and the tree never spends more than was left. Decoded bytes and buffered
+/// rows bound each attempt on its own: an equal share (at least 1) each time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitBudgets {
+    share: TreeBudgets,
+    bytes_left: Option<u64>,
+    subrequests_left: Option<u64>,
+}
+
+/// The budgets one attempt of a split is sent with: the `budget_*` parameters the split's
+/// worker lowers its own to, and what was taken from the pool for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitAttempt {
+    /// `budget_bytes`, `budget_decoded_bytes`, `budget_rows_buffered`,
+    /// `budget_subrequests`, `budget_ms`, where there is a limit.
+    pub params: Vec<(&'static str, String)>,
+    bytes: Option<u64>,
+    subrequests: Option<u64>,
+}
+
+impl SplitBudgets {
+    /// `left` of the coordinator's budgets shared by `width` splits.
+    pub fn new(width: usize, left: TreeBudgets) -> Self {
+        let width = width.max(1) as u64;
+        let at_least_one = |n: u64| (n / width).max(1);
+        SplitBudgets {
+            share: TreeBudgets {
+                bytes: left.bytes.map(|n| n / width),
+                decoded_bytes: left.decoded_bytes.map(at_least_one),
+                rows_buffered: left
+                    .rows_buffered
+                    .map(|n| usize::try_from(at_least_one(n as u64)).unwrap_or(usize::MAX)),
+                subrequests: left.subrequests.map(|n| n / width),
+            },
+            bytes_left: left.bytes,
+            subrequests_left: left.subrequests,
+        }
+    }
+
+    /// The budgets of the next attempt of a split, given `millis` of wall time (the
+    /// caller's: what is left of its own), its bytes and storage requests taken from
+    /// the pool (a share, or what is left when less is).
+    pub fn take(&mut self, millis: Option<f64>) -> SplitAttempt {
+        let grant = |share: Option<u64>, left: &mut Option<u64>| {
+            let (share, l) = (share?, left.as_mut()?);
+            let n = share.min(*l);
+            *l -= n;
+            Some(n)
+        };
+        let bytes = grant(self.share.bytes, &mut self.bytes_left);
+        let subrequests = grant(self.share.subrequests, &mut self.subrequests_left);
+        let mut params = Vec::new();
+        if let Some(n) = bytes {
+            params.push(("budget_bytes", n.to_string()));
+        }
+        if let Some(n) = self.share.decoded_bytes {
+            params.push(("budget_decoded_bytes", n.to_string()));
+        }
+        if let Some(n) = self.share.rows_buffered {
+            params.push(("budget_rows_buffered", n.to_string()));
+        }
+        if let Some(n) = subrequests {
+            params.push(("budget_subrequests", n.to_string()));
+        }
+        if let Some(ms) = millis {
+            params.push(("budget_ms", (ms.max(1.0) as u64).to_string()));
+        }
+        SplitAttempt {
+            params,
+            bytes,
+            subrequests,
+        }
+    }
+
+    /// `attempt` ended, having `spent` what its worker reported (`None`: nothing was
+    /// reported, so all of its grant counts as spent): the rest of its grant goes back
+    /// to the pool.
+    pub fn settle(&mut self, attempt: &SplitAttempt, spent: Option<Spent>) {
+        let Some(spent) = spent else {
+            return;
+        };
+        let give_back = |grant: Option<u64>, used: u64, left: &mut Option<u64>| {
+            if let (Some(g), Some(l)) = (grant, left.as_mut()) {
+                *l = l.saturating_add(g.saturating_sub(used));
+            }
+        };
+        give_back(attempt.bytes, spent.bytes, &mut self.bytes_left);
+        give_back(
+            attempt.subrequests,
+            spent.subrequests,
+            &mut self.subrequests_left,
+        );
+    }
+
+    /// What is left in the pool: bytes and storage requests.
+    pub fn left(&self) -> (Option<u64>, Option<u64>) {
+        (self.bytes_left, self.subrequests_left)
+    }
 }
 
 /// `query` answered by fanning it out over `policy.width` splits of its table when the
@@ -256,20 +339,15 @@ mod tests {
 
     #[test]
     fn each_split_gets_a_share_of_the_budgets() {
-        let p = FanOutPolicy {
-            min_bytes: 1,
-            width: 3,
-            options: FanOutOptions::default(),
-        };
         let left = TreeBudgets {
             bytes: Some(64 << 20),
             decoded_bytes: Some(300),
             rows_buffered: Some(2),
             subrequests: Some(10),
-            millis: Some(20_000.0),
         };
+        let mut pool = SplitBudgets::new(3, left);
         assert_eq!(
-            p.split_budgets(&left),
+            pool.take(Some(20_000.0)).params,
             vec![
                 ("budget_bytes", (22_369_621).to_string()),
                 ("budget_decoded_bytes", "100".to_string()),
@@ -278,16 +356,102 @@ mod tests {
                 ("budget_ms", "20000".to_string()),
             ]
         );
-        // fewer sub-requests left than splits: none each (a split answers from its
-        // worker's cache, or fails naming the budget), never more than the tree has
+        // less left than splits: none each (a split answers from its worker's cache, or
+        // fails naming the budget), never more than the tree has
         let few = TreeBudgets {
             subrequests: Some(2),
+            bytes: Some(2),
             ..Default::default()
         };
         assert_eq!(
-            p.split_budgets(&few),
-            vec![("budget_subrequests", "0".to_string())]
+            SplitBudgets::new(3, few).take(None).params,
+            vec![
+                ("budget_bytes", "0".to_string()),
+                ("budget_subrequests", "0".to_string())
+            ]
         );
-        assert!(p.split_budgets(&TreeBudgets::default()).is_empty());
+        let mut none = SplitBudgets::new(3, TreeBudgets::default());
+        assert!(none.take(None).params.is_empty());
+    }
+
+    #[test]
+    fn a_retry_is_paid_for_from_the_same_budget() {
+        let left = TreeBudgets {
+            subrequests: Some(10),
+            bytes: Some(3000),
+            ..Default::default()
+        };
+        let mut pool = SplitBudgets::new(3, left);
+        let first: Vec<SplitAttempt> = (0..3).map(|_| pool.take(None)).collect();
+        assert_eq!(pool.left(), (Some(0), Some(1)));
+        // split 0 answered, having spent 2 requests and 400 bytes: the rest goes back
+        let spent = Spent {
+            bytes: 400,
+            subrequests: 2,
+        };
+        pool.settle(&first[0], Some(spent));
+        assert_eq!(pool.left(), (Some(600), Some(2)));
+        // split 1's answer never came: its whole grant counts as spent
+        pool.settle(&first[1], None);
+        assert_eq!(pool.left(), (Some(600), Some(2)));
+        // its retry gets what is left, not a new share
+        let retry = pool.take(None);
+        assert_eq!(
+            retry.params,
+            vec![
+                ("budget_bytes", "600".to_string()),
+                ("budget_subrequests", "2".to_string())
+            ]
+        );
+        assert_eq!(pool.left(), (Some(0), Some(0)));
+        // an attempt reporting more than its grant gives nothing back
+        let over = Spent {
+            bytes: u64::MAX,
+            subrequests: u64::MAX,
+        };
+        pool.settle(&retry, Some(over));
+        assert_eq!(pool.left(), (Some(0), Some(0)));
+    }
+
+    #[test]
+    fn attempts_never_spend_more_than_was_left() {
+        // random runs of a fan-out: each attempt spends up to its grant (a worker cannot
+        // spend more than it is sent), some fail, some without a report; whatever
+        // happens, the attempts' spending together stays within what was left
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n.max(1)
+        };
+        let mut retried_within = 0;
+        for _ in 0..2000 {
+            let width = 1 + next(8) as usize;
+            let total = next(60);
+            let left = TreeBudgets {
+                subrequests: Some(total),
+                ..Default::default()
+            };
+            let mut pool = SplitBudgets::new(width, left);
+            let mut spent = 0;
+            for i in 0..width * 3 {
+                let a = pool.take(None);
+                let grant = a.subrequests.unwrap_or(0);
+                let used = next(grant + 1);
+                spent += used;
+                let report = (next(4) != 0).then_some(Spent {
+                    bytes: 0,
+                    subrequests: used,
+                });
+                if i >= width && used > 0 {
+                    retried_within += 1;
+                }
+                pool.settle(&a, report);
+            }
+            assert!(spent <= total, "{spent} of {total} over {width} splits");
+        }
+        // retries did get budget back from attempts that spent less than their grant
+        assert!(retried_within > 100, "{retried_within}");
     }
 }

@@ -36,7 +36,10 @@ pub use execute::{
     Limits, Output, RowSink, combine_partials, execute, execute_limited, execute_partial,
     execute_streaming, merge_partials,
 };
-pub use fan_out::{FanOutOptions, FanOutPolicy, TreeBudgets, fan_out, respond_fanned_out};
+pub use fan_out::{
+    FanOutOptions, FanOutPolicy, Spent, SplitAttempt, SplitBudgets, TreeBudgets, fan_out,
+    respond_fanned_out,
+};
 pub use partial::Partial;
 pub use request::{ApiRequest, SERVED_FORMATS, parse_format, parse_partial, scan_for_splits};
 pub use response::{ApiResponse, PARTIAL_CONTENT_TYPE, respond};
