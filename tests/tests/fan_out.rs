@@ -69,9 +69,11 @@ fn fanned_out_answers_equal_one_process_with_retries() {
         let whole = rt
             .block_on(execute_limited(&q, &open_local(&dir), Limits::default()))
             .unwrap();
-        // every other split fails its first attempt
+        // every other split fails its first attempt; each call is told the plan's size
+        // (a coordinator shares its budgets over it)
         let tries: Mutex<HashMap<usize, u32>> = Mutex::default();
-        let call = |s: &Split| {
+        let call = |s: &Split, splits: usize| {
+            assert_eq!(splits, p.splits.len());
             let n = {
                 let mut t = tries.lock().unwrap();
                 let n = t.entry(s.id).or_default();
@@ -108,7 +110,7 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
     let p = plan(&dir, 1);
     let q = parse_sql(QUERIES[1]).unwrap();
     let calls = Mutex::new(0u32);
-    let call = |s: &Split| {
+    let call = |s: &Split, _splits: usize| {
         *calls.lock().unwrap() += 1;
         let (dir, s) = (dir.clone(), s.clone());
         async move {
@@ -143,7 +145,7 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
     let many = "SELECT event_time, COUNT(*) FROM 't' GROUP BY event_time";
     let q = parse_sql(many).unwrap();
     let tries = Mutex::new(0u32);
-    let call = |s: &Split| {
+    let call = |s: &Split, _splits: usize| {
         *tries.lock().unwrap() += 1;
         let (dir, s) = (dir.clone(), s.clone());
         async move { answer(&dir, many, &s, tight).await }
@@ -167,7 +169,7 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
         ..Default::default()
     };
     let sent = Mutex::new(0u32);
-    let call = |_: &Split| {
+    let call = |_: &Split, _splits: usize| {
         *sent.lock().unwrap() += 1;
         async { Err::<Partial, _>(flaky()) }
     };
@@ -183,7 +185,7 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
         ..Default::default()
     };
     let tries: Mutex<HashMap<usize, u32>> = Mutex::default();
-    let call = |s: &Split| {
+    let call = |s: &Split, _splits: usize| {
         let first = {
             let mut t = tries.lock().unwrap();
             let n = t.entry(s.id).or_default();
@@ -208,7 +210,7 @@ fn a_split_that_keeps_failing_fails_the_query_naming_it() {
 
     // the rows budget holds for the merged answer
     let q = parse_sql(QUERIES[3].trim_end_matches(" LIMIT 5")).unwrap();
-    let call = |s: &Split| {
+    let call = |s: &Split, _splits: usize| {
         let (dir, s) = (dir.clone(), s.clone());
         async move {
             let sql = QUERIES[3].trim_end_matches(" LIMIT 5");
@@ -282,7 +284,7 @@ fn the_partial_route_and_the_fan_out_decision() {
     let calls = Mutex::new(0u32);
     for sql in QUERIES {
         let q = parse_sql(sql).unwrap();
-        let call = |s: &Split| {
+        let call = |s: &Split, _splits: usize| {
             *calls.lock().unwrap() += 1;
             let body = serde_json::to_vec(&serde_json::json!({ "sql": sql, "split": s })).unwrap();
             let dir = dir.clone();
@@ -338,7 +340,7 @@ fn the_partial_route_and_the_fan_out_decision() {
             &table,
             Limits::default(),
             &big,
-            |_: &Split| async { Err::<Partial, _>(flaky()) },
+            |_: &Split, _: usize| async { Err::<Partial, _>(flaky()) },
         ))
         .unwrap();
     assert!(none.is_none());

@@ -254,7 +254,7 @@ async fn answer(
             let auth = auth.as_deref();
             let budget = &opened.budget;
             let (calls, reported, pool) = (&calls, &split_spent, &pool);
-            let call = |split: &Split| {
+            let call = |split: &Split, splits: usize| {
                 let split = split.clone();
                 async move {
                     // a split that does not answer ends with this request's wall time,
@@ -265,9 +265,9 @@ async fn answer(
                         .borrow_mut()
                         .get_or_insert_with(|| {
                             let left = crate::fanout::left(config, budget);
-                            deltalens_api::SplitBudgets::new(policy.width, left)
+                            deltalens_api::SplitBudgets::new(splits, left)
                         })
-                        .take(crate::fanout::split_millis(config, budget));
+                        .take(split.id, crate::fanout::split_millis(config, budget));
                     let asked = async {
                         // counted when sent (not when the time was already up)
                         calls.set(calls.get() + 1);

@@ -6,6 +6,7 @@
 //! cure (storage, network: a 5xx) is tried again up to [`FanOutOptions::attempts`] times;
 //! a split that keeps failing fails the query with [`ApiError::SplitFailed`], naming it.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -72,7 +73,7 @@ async fn attempt<F, Fut>(
     call: &F,
 ) -> Result<Partial>
 where
-    F: Fn(&Split) -> Fut,
+    F: Fn(&Split, usize) -> Fut,
     Fut: Future<Output = Result<Partial>>,
 {
     let attempts = options.attempts.max(1);
@@ -93,7 +94,7 @@ where
             });
         }
         tried += 1;
-        match call(split).await {
+        match call(split, splits).await {
             Ok(p) => return Ok(p),
             Err(e) if tried < attempts && retryable(&e) => continue,
             Err(e) => {
@@ -119,7 +120,7 @@ pub async fn fan_out<F, Fut>(
     call: F,
 ) -> Result<Output>
 where
-    F: Fn(&Split) -> Fut,
+    F: Fn(&Split, usize) -> Fut,
     Fut: Future<Output = Result<Partial>>,
 {
     let n = plan.splits.len();
@@ -189,13 +190,19 @@ pub struct Spent {
 /// split may still answer from its worker's cache), taken from the pool when an attempt
 /// is sent; an attempt that reports what it spent gives the rest back, and one that does
 /// not (its answer never came) keeps its whole grant. So a retry is paid for from the
-/// same budget, and the tree never spends more than was left. Decoded bytes and buffered
-/// rows bound each attempt on its own: an equal share (at least 1) each time.
+/// same budget, and the tree spends no more than was left (bytes: as a single worker's
+/// byte budget may be passed by the read in flight, by what its splits report beyond
+/// their grants; that is taken from the pool). Decoded bytes and buffered rows bound each
+/// attempt on its own: an equal share (at least 1) each time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitBudgets {
     share: TreeBudgets,
     bytes_left: Option<u64>,
     subrequests_left: Option<u64>,
+    /// Splits in the plan, and those sent a first attempt: a retry leaves the shares of
+    /// the splits not sent yet in the pool.
+    splits: u64,
+    sent: BTreeSet<usize>,
 }
 
 /// The budgets one attempt of a split is sent with: the `budget_*` parameters the split's
@@ -210,9 +217,9 @@ pub struct SplitAttempt {
 }
 
 impl SplitBudgets {
-    /// `left` of the coordinator's budgets shared by `width` splits.
-    pub fn new(width: usize, left: TreeBudgets) -> Self {
-        let width = width.max(1) as u64;
+    /// `left` of the coordinator's budgets shared by the `splits` of a plan.
+    pub fn new(splits: usize, left: TreeBudgets) -> Self {
+        let width = splits.max(1) as u64;
         let at_least_one = |n: u64| (n / width).max(1);
         SplitBudgets {
             share: TreeBudgets {
@@ -225,16 +232,26 @@ impl SplitBudgets {
             },
             bytes_left: left.bytes,
             subrequests_left: left.subrequests,
+            splits: width,
+            sent: BTreeSet::new(),
         }
     }
 
-    /// The budgets of the next attempt of a split, given `millis` of wall time (the
-    /// caller's: what is left of its own), its bytes and storage requests taken from
-    /// the pool (a share, or what is left when less is).
-    pub fn take(&mut self, millis: Option<f64>) -> SplitAttempt {
+    /// The budgets of the next attempt of `split` (its id in the plan), given `millis`
+    /// of wall time (the caller's: what is left of its own), its bytes and storage
+    /// requests taken from the pool: a share, or what is left when less is (for a retry,
+    /// less the shares of the splits not sent yet).
+    pub fn take(&mut self, split: usize, millis: Option<f64>) -> SplitAttempt {
+        let first = self.sent.insert(split);
+        let unsent = self.splits.saturating_sub(self.sent.len() as u64);
         let grant = |share: Option<u64>, left: &mut Option<u64>| {
             let (share, l) = (share?, left.as_mut()?);
-            let n = share.min(*l);
+            let reserved = if first {
+                0
+            } else {
+                share.saturating_mul(unsent)
+            };
+            let n = share.min(l.saturating_sub(reserved));
             *l -= n;
             Some(n)
         };
@@ -265,14 +282,17 @@ impl SplitBudgets {
 
     /// `attempt` ended, having `spent` what its worker reported (`None`: nothing was
     /// reported, so all of its grant counts as spent): the rest of its grant goes back
-    /// to the pool.
+    /// to the pool, and what it spent beyond it is taken from the pool.
     pub fn settle(&mut self, attempt: &SplitAttempt, spent: Option<Spent>) {
         let Some(spent) = spent else {
             return;
         };
+        // what it did not use goes back; what it used beyond its grant (a byte budget
+        // may be passed by the read in flight) is taken from what is left
         let give_back = |grant: Option<u64>, used: u64, left: &mut Option<u64>| {
             if let (Some(g), Some(l)) = (grant, left.as_mut()) {
                 *l = l.saturating_add(g.saturating_sub(used));
+                *l = l.saturating_sub(used.saturating_sub(g));
             }
         };
         give_back(attempt.bytes, spent.bytes, &mut self.bytes_left);
@@ -304,7 +324,7 @@ pub async fn respond_fanned_out<F, Fut>(
     call: F,
 ) -> Result<Option<(ApiResponse, usize)>>
 where
-    F: Fn(&Split) -> Fut,
+    F: Fn(&Split, usize) -> Fut,
     Fut: Future<Output = Result<Partial>>,
 {
     let Source::Table { at, .. } = &query.source else {
@@ -347,7 +367,7 @@ mod tests {
         };
         let mut pool = SplitBudgets::new(3, left);
         assert_eq!(
-            pool.take(Some(20_000.0)).params,
+            pool.take(0, Some(20_000.0)).params,
             vec![
                 ("budget_bytes", (22_369_621).to_string()),
                 ("budget_decoded_bytes", "100".to_string()),
@@ -364,14 +384,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            SplitBudgets::new(3, few).take(None).params,
+            SplitBudgets::new(3, few).take(0, None).params,
             vec![
                 ("budget_bytes", "0".to_string()),
                 ("budget_subrequests", "0".to_string())
             ]
         );
         let mut none = SplitBudgets::new(3, TreeBudgets::default());
-        assert!(none.take(None).params.is_empty());
+        assert!(none.take(0, None).params.is_empty());
     }
 
     #[test]
@@ -382,7 +402,7 @@ mod tests {
             ..Default::default()
         };
         let mut pool = SplitBudgets::new(3, left);
-        let first: Vec<SplitAttempt> = (0..3).map(|_| pool.take(None)).collect();
+        let first: Vec<SplitAttempt> = (0..3).map(|i| pool.take(i, None)).collect();
         assert_eq!(pool.left(), (Some(0), Some(1)));
         // split 0 answered, having spent 2 requests and 400 bytes: the rest goes back
         let spent = Spent {
@@ -394,23 +414,50 @@ mod tests {
         // split 1's answer never came: its whole grant counts as spent
         pool.settle(&first[1], None);
         assert_eq!(pool.left(), (Some(600), Some(2)));
-        // its retry gets what is left, not a new share
-        let retry = pool.take(None);
+        // split 2 read 100 bytes beyond its grant (the read in flight): the pool pays
+        let beyond = Spent {
+            bytes: 1100,
+            subrequests: 3,
+        };
+        pool.settle(&first[2], Some(beyond));
+        assert_eq!(pool.left(), (Some(500), Some(2)));
+        // split 1's retry gets what is left, not a new share
+        let retry = pool.take(1, None);
         assert_eq!(
             retry.params,
             vec![
-                ("budget_bytes", "600".to_string()),
+                ("budget_bytes", "500".to_string()),
                 ("budget_subrequests", "2".to_string())
             ]
         );
         assert_eq!(pool.left(), (Some(0), Some(0)));
-        // an attempt reporting more than its grant gives nothing back
+        // an attempt reporting more than there is leaves nothing (and no overflow)
         let over = Spent {
             bytes: u64::MAX,
             subrequests: u64::MAX,
         };
         pool.settle(&retry, Some(over));
         assert_eq!(pool.left(), (Some(0), Some(0)));
+    }
+
+    #[test]
+    fn a_retry_leaves_the_shares_of_splits_not_sent_yet() {
+        let left = TreeBudgets {
+            subrequests: Some(40),
+            ..Default::default()
+        };
+        let mut pool = SplitBudgets::new(4, left);
+        let a = pool.take(0, None);
+        pool.take(1, None);
+        // split 0 failed without a report: its retry may not take splits 2 and 3's
+        pool.settle(&a, None);
+        assert_eq!(pool.left(), (None, Some(20)));
+        let retry = pool.take(0, None);
+        assert_eq!(retry.params, vec![("budget_subrequests", "0".to_string())]);
+        for split in [2, 3] {
+            let p = pool.take(split, None).params;
+            assert_eq!(p, vec![("budget_subrequests", "10".to_string())]);
+        }
     }
 
     #[test]
@@ -436,7 +483,7 @@ mod tests {
             let mut pool = SplitBudgets::new(width, left);
             let mut spent = 0;
             for i in 0..width * 3 {
-                let a = pool.take(None);
+                let a = pool.take(i % width, None);
                 let grant = a.subrequests.unwrap_or(0);
                 let used = next(grant + 1);
                 spent += used;
