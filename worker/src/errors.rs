@@ -3,7 +3,7 @@
 //! token, 403 table not allowed, 404 no table/version, 405, 408/413 budgets, 409 CDF off,
 //! 501 unsupported table feature, 502 storage failed).
 
-use deltalens_api::ApiError;
+use deltalens_api::{ApiError, Spent};
 use serde_json::json;
 
 /// One failed request.
@@ -11,9 +11,9 @@ pub struct ErrorResponse {
     pub status: u16,
     pub code: String,
     pub message: String,
-    /// What the request had read from storage when it failed (bytes, requests): sent as
+    /// What the request had read from storage when it failed: sent as
     /// `x-deltalens-bytes-read` and `x-deltalens-subrequests`, as on an answer.
-    pub spent: Option<(u64, u64)>,
+    pub spent: Option<Spent>,
 }
 
 impl ErrorResponse {
@@ -26,9 +26,9 @@ impl ErrorResponse {
         }
     }
 
-    /// This error, saying the request had read `bytes` in `requests` storage requests.
-    pub fn with_spent(mut self, bytes: u64, requests: u64) -> Self {
-        self.spent = Some((bytes, requests));
+    /// This error, saying what the request had `spent` reading from storage.
+    pub fn with_spent(mut self, spent: Spent) -> Self {
+        self.spent = Some(spent);
         self
     }
 

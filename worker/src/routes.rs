@@ -2,8 +2,11 @@
 //! then the core.
 
 use deltalens_api::request::{parse_get, parse_query};
-use deltalens_api::{ApiRequest, parse_partial, respond, respond_fanned_out, scan_for_splits};
+use deltalens_api::{
+    ApiRequest, Spent, parse_partial, respond, respond_fanned_out, scan_for_splits,
+};
 use deltalens_core::Split;
+use deltalens_storage::{BudgetStorage, DynStorage};
 use js_sys::{Reflect, Uint8Array};
 use serde_json::{Value, json};
 use worker::wasm_bindgen::JsValue;
@@ -75,9 +78,9 @@ fn respond_error(e: &ErrorResponse, origin: Option<&str>) -> worker::Result<Resp
     if e.status == 401 {
         h.set("www-authenticate", "Bearer")?;
     }
-    if let Some((bytes, requests)) = e.spent {
-        h.set("x-deltalens-subrequests", &requests.to_string())?;
-        h.set("x-deltalens-bytes-read", &bytes.to_string())?;
+    if let Some(spent) = e.spent {
+        h.set("x-deltalens-subrequests", &spent.subrequests.to_string())?;
+        h.set("x-deltalens-bytes-read", &spent.bytes.to_string())?;
     }
     let r = Response::ok(e.body())?
         .with_status(e.status)
@@ -135,99 +138,129 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     // it spent nothing, and one after it what it had spent (a fan-out's coordinator pays a
     // failed split's reads from the tree's budgets with it; a split whose call failed
     // without saying counts as having spent all it was given)
-    let answered = async {
-        // what a split request of a fanned-out answer carries: the SQL, or a scan's parameters
-        let mut fan: Option<Value> = None;
-        let api = match (req.method(), path.as_str()) {
-            (Method::Get, "/") => {
-                let body = json!({
-                    "service": "deltalens",
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "routes": ["GET /v1/info", "GET /v1/health", "GET /v1/schema", "GET /v1/history", "GET /v1/files", "GET /v1/diff",
-                               "GET /v1/scan", "GET /v1/changes", "POST /v1/query", "POST /v1/partial",
-                               "GET /v1/object", "GET /v1/list", "GET /v1/tables"],
-                    "allowed_table_prefixes": config.allowlist.len(),
-                });
-                return json_response(&body);
-            }
-            (Method::Post, "/v1/query") => {
-                let body = read_body(&req, MAX_BODY).await?;
-                let text = String::from_utf8(body).map_err(|_| {
-                    ErrorResponse::new(400, "invalid_parameter", "the query body is not UTF-8")
-                })?;
-                let api = parse_query(&text, &params)?;
-                fan = sql_of(&text).map(|sql| json!({ "sql": sql }));
-                api
-            }
-            (Method::Post, "/v1/partial") => {
-                // only this Worker's own fan-out: the split is trusted as sent
-                let Some(want) = config.fanout.and(config.fanout_secret.as_deref()) else {
-                    return Err(ErrorResponse::new(
-                        404,
-                        "not_found",
-                        "/v1/partial answers only this Worker's own fan-out, which is off (DELTALENS_FANOUT_BYTES)",
-                    ));
-                };
-                let given = req
-                    .headers()
-                    .get("x-deltalens-fanout-secret")
-                    .ok()
-                    .flatten();
-                if !given.is_some_and(|g| token_matches(&g, want)) {
-                    return Err(ErrorResponse::new(
-                        403,
-                        "forbidden",
-                        "/v1/partial answers only this Worker's own fan-out",
-                    ));
-                }
-                parse_partial(&read_body(&req, MAX_PARTIAL_BODY).await?)?
-            }
-            (_, "/v1/query") => {
-                return Err(ErrorResponse::new(
-                    405,
-                    "method_not_allowed",
-                    "send the SQL with POST /v1/query",
-                ));
-            }
-            (Method::Get | Method::Head, p) if p.starts_with("/v1/") => {
-                if p.trim_end_matches('/') == "/v1/scan" {
-                    fan = Some(json!({ "scan": scan_for_splits(&params) }));
-                }
-                parse_get(p, &params)?
-            }
-            (_, p) if p.starts_with("/v1/") => {
-                return Err(ErrorResponse::new(
-                    405,
-                    "method_not_allowed",
-                    format!("{p} answers GET"),
-                ));
-            }
-            (_, p) => {
+    let nothing_spent = |e: ErrorResponse| e.with_spent(Spent::default());
+    let (api, fan) = match parse_api(&req, config, &params, &path)
+        .await
+        .map_err(nothing_spent)?
+    {
+        Parsed::Done(r) => return Ok(r),
+        Parsed::Api(api, fan) => (api, fan),
+    };
+    // before anything is fetched: the table must be allowed
+    config
+        .allowlist
+        .check(api.table())
+        .map_err(|e| nothing_spent(e.into()))?;
+    let opened = crate::catalog::open(api.table(), env, config)
+        .await
+        .map_err(nothing_spent)?;
+    // a request in flight ends with the wall-time error when the time is up
+    opened.budget.set_timer(deltalens_fetch_storage::sleep);
+    answer(&req, env, config, api, fan, &opened)
+        .await
+        .map_err(|e| e.with_spent(spent_by(&opened.budget)))
+}
+
+/// What a table route's request is: answered already (`GET /`), or a question for the
+/// table, with what its splits are sent where it may fan out (the SQL, or a scan's
+/// parameters).
+enum Parsed {
+    Done(Response),
+    Api(ApiRequest, Option<Value>),
+}
+
+/// The request `req` to `path` with the query `params`, parsed.
+async fn parse_api(
+    req: &Request,
+    config: &Config,
+    params: &[(String, String)],
+    path: &str,
+) -> Result<Parsed, ErrorResponse> {
+    // what a split request of a fanned-out answer carries: the SQL, or a scan's parameters
+    let mut fan: Option<Value> = None;
+    let api = match (req.method(), path) {
+        (Method::Get, "/") => {
+            let body = json!({
+                "service": "deltalens",
+                "version": env!("CARGO_PKG_VERSION"),
+                "routes": ["GET /v1/info", "GET /v1/health", "GET /v1/schema", "GET /v1/history", "GET /v1/files", "GET /v1/diff",
+                           "GET /v1/scan", "GET /v1/changes", "POST /v1/query", "POST /v1/partial",
+                           "GET /v1/object", "GET /v1/list", "GET /v1/tables"],
+                "allowed_table_prefixes": config.allowlist.len(),
+            });
+            return json_response(&body).map(Parsed::Done);
+        }
+        (Method::Post, "/v1/query") => {
+            let body = read_body(req, MAX_BODY).await?;
+            let text = String::from_utf8(body).map_err(|_| {
+                ErrorResponse::new(400, "invalid_parameter", "the query body is not UTF-8")
+            })?;
+            let api = parse_query(&text, params)?;
+            fan = sql_of(&text).map(|sql| json!({ "sql": sql }));
+            api
+        }
+        (Method::Post, "/v1/partial") => {
+            // only this Worker's own fan-out: the split is trusted as sent
+            let Some(want) = config.fanout.and(config.fanout_secret.as_deref()) else {
                 return Err(ErrorResponse::new(
                     404,
                     "not_found",
-                    format!(
-                        "{p} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/diff, /v1/scan, /v1/changes, POST /v1/query"
-                    ),
+                    "/v1/partial answers only this Worker's own fan-out, which is off (DELTALENS_FANOUT_BYTES)",
+                ));
+            };
+            let given = req
+                .headers()
+                .get("x-deltalens-fanout-secret")
+                .ok()
+                .flatten();
+            if !given.is_some_and(|g| token_matches(&g, want)) {
+                return Err(ErrorResponse::new(
+                    403,
+                    "forbidden",
+                    "/v1/partial answers only this Worker's own fan-out",
                 ));
             }
-        };
-        // before anything is fetched: the table must be allowed
-        config.allowlist.check(api.table())?;
-        let opened = crate::catalog::open(api.table(), env, config).await?;
-        // a request in flight ends with the wall-time error when the time is up
-        opened.budget.set_timer(deltalens_fetch_storage::sleep);
-        answer(&req, env, config, api, fan, &opened)
-            .await
-            .map_err(|e| e.with_spent(opened.budget.bytes(), opened.budget.requests()))
-    };
-    answered.await.map_err(|e| {
-        if e.spent.is_none() {
-            e.with_spent(0, 0)
-        } else {
-            e
+            parse_partial(&read_body(req, MAX_PARTIAL_BODY).await?)?
         }
-    })
+        (_, "/v1/query") => {
+            return Err(ErrorResponse::new(
+                405,
+                "method_not_allowed",
+                "send the SQL with POST /v1/query",
+            ));
+        }
+        (Method::Get | Method::Head, p) if p.starts_with("/v1/") => {
+            if p.trim_end_matches('/') == "/v1/scan" {
+                fan = Some(json!({ "scan": scan_for_splits(params) }));
+            }
+            parse_get(p, params)?
+        }
+        (_, p) if p.starts_with("/v1/") => {
+            return Err(ErrorResponse::new(
+                405,
+                "method_not_allowed",
+                format!("{p} answers GET"),
+            ));
+        }
+        (_, p) => {
+            return Err(ErrorResponse::new(
+                404,
+                "not_found",
+                format!(
+                    "{p} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/diff, /v1/scan, /v1/changes, POST /v1/query"
+                ),
+            ));
+        }
+    };
+    Ok(Parsed::Api(api, fan))
+}
+
+/// What `budget` has counted: bytes read and storage requests.
+fn spent_by(budget: &BudgetStorage<DynStorage>) -> Spent {
+    Spent {
+        bytes: budget.bytes(),
+        subrequests: budget.requests(),
+    }
 }
 
 /// The answer to `api` (with `fan`, what its splits are sent, where it may fan out) on
@@ -242,53 +275,14 @@ async fn answer(
 ) -> Result<Response, ErrorResponse> {
     // the health report's ages are measured from this isolate's clock
     let now_ms = crate::storage::now() as i64;
-    // the fan-out's calls to split workers (attempts), what those workers reported they
-    // spent, and the pool of this request's budgets they share (made at the first call:
-    // the coordinator's reads of the log come before it)
-    let calls = std::cell::Cell::new(0u64);
-    let split_spent = std::cell::Cell::new(deltalens_api::Spent::default());
-    let pool = std::cell::RefCell::new(None::<deltalens_api::SplitBudgets>);
-    let fanned = match (&api, &config.fanout, &fan) {
-        (ApiRequest::Rows { query, format }, Some(policy), Some(what)) => {
-            let auth = req.headers().get("authorization").ok().flatten();
-            let auth = auth.as_deref();
-            let budget = &opened.budget;
-            let (calls, reported, pool) = (&calls, &split_spent, &pool);
-            let call = |split: &Split, splits: usize| {
-                let split = split.clone();
-                async move {
-                    // a split that does not answer ends with this request's wall time,
-                    // naming it; it is sent what is left of that time, and its budgets
-                    // from the pool (a retry's too)
-                    let name = format!("split {} of the fan-out", split.id);
-                    let attempt = pool
-                        .borrow_mut()
-                        .get_or_insert_with(|| {
-                            let left = crate::fanout::left(config, budget);
-                            deltalens_api::SplitBudgets::new(splits, left)
-                        })
-                        .take(split.id, crate::fanout::split_millis(config, budget));
-                    let asked = async {
-                        // counted when sent (not when the time was already up)
-                        calls.set(calls.get() + 1);
-                        crate::fanout::ask(env, config, what, &split, auth, &attempt.params).await
-                    };
-                    let (answer, spent) = match budget.before_deadline(&name, asked).await {
-                        Ok(outcome) => outcome,
-                        Err(e) => return Err(deltalens_core::Error::from(e).into()),
-                    };
-                    if let Some(pool) = pool.borrow_mut().as_mut() {
-                        pool.settle(&attempt, spent);
-                    }
-                    if let Some(s) = spent {
-                        let mut sum = reported.get();
-                        sum.bytes = sum.bytes.saturating_add(s.bytes);
-                        sum.subrequests = sum.subrequests.saturating_add(s.subrequests);
-                        reported.set(sum);
-                    }
-                    answer
-                }
-            };
+    // the fan-out's calls to split workers, where the request may fan out
+    let auth = req.headers().get("authorization").ok().flatten();
+    let tree = fan
+        .as_ref()
+        .map(|what| crate::fanout::Tree::new(env, config, what, auth, &opened.budget));
+    let fanned = match (&api, &config.fanout, &tree) {
+        (ApiRequest::Rows { query, format }, Some(policy), Some(tree)) => {
+            let call = |split: &Split, splits: usize| tree.ask(split.clone(), splits);
             respond_fanned_out(query, *format, &opened.table, config.limits(), policy, call).await?
         }
         _ => None,
@@ -308,21 +302,19 @@ async fn answer(
     let h = Headers::new();
     h.set("content-type", a.content_type)?;
     h.set("x-deltalens-version", &a.version.to_string())?;
-    h.set(
-        "x-deltalens-subrequests",
-        &opened.budget.requests().to_string(),
-    )?;
-    h.set("x-deltalens-bytes-read", &opened.budget.bytes().to_string())?;
+    let own = spent_by(&opened.budget);
+    h.set("x-deltalens-subrequests", &own.subrequests.to_string())?;
+    h.set("x-deltalens-bytes-read", &own.bytes.to_string())?;
     if let Some(n) = a.rows {
         h.set("x-deltalens-rows", &n.to_string())?;
     }
-    if let Some(n) = split_count {
+    if let (Some(n), Some(tree)) = (split_count, &tree) {
         // the whole tree: the splits asked, the calls sent for them (retries included),
         // and what the split workers reported they read, failed attempts included (the
         // headers above are this instance's)
-        let r = split_spent.get();
+        let r = tree.reported();
         h.set("x-deltalens-splits", &n.to_string())?;
-        h.set("x-deltalens-split-calls", &calls.get().to_string())?;
+        h.set("x-deltalens-split-calls", &tree.calls().to_string())?;
         h.set("x-deltalens-splits-bytes-read", &r.bytes.to_string())?;
         h.set("x-deltalens-splits-subrequests", &r.subrequests.to_string())?;
     }

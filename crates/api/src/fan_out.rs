@@ -184,6 +184,16 @@ pub struct Spent {
     pub subrequests: u64,
 }
 
+impl Spent {
+    /// This and `other` together (saturating).
+    pub fn plus(self, other: Spent) -> Spent {
+        Spent {
+            bytes: self.bytes.saturating_add(other.bytes),
+            subrequests: self.subrequests.saturating_add(other.subrequests),
+        }
+    }
+}
+
 /// A coordinator's account of the budgets its splits share, over every attempt, retries
 /// included: bytes read and storage requests, which add up across the tree. Each split
 /// is granted an equal share of what was left when the fan-out began (possibly none: a
@@ -357,6 +367,11 @@ where
 mod tests {
     use super::*;
 
+    /// A report of `bytes` read in `subrequests` requests.
+    fn spent(bytes: u64, subrequests: u64) -> Option<Spent> {
+        Some(Spent { bytes, subrequests })
+    }
+
     #[test]
     fn each_split_gets_a_share_of_the_budgets() {
         let left = TreeBudgets {
@@ -405,21 +420,13 @@ mod tests {
         let first: Vec<SplitAttempt> = (0..3).map(|i| pool.take(i, None)).collect();
         assert_eq!(pool.left(), (Some(0), Some(1)));
         // split 0 answered, having spent 2 requests and 400 bytes: the rest goes back
-        let spent = Spent {
-            bytes: 400,
-            subrequests: 2,
-        };
-        pool.settle(&first[0], Some(spent));
+        pool.settle(&first[0], spent(400, 2));
         assert_eq!(pool.left(), (Some(600), Some(2)));
         // split 1's answer never came: its whole grant counts as spent
         pool.settle(&first[1], None);
         assert_eq!(pool.left(), (Some(600), Some(2)));
         // split 2 read 100 bytes beyond its grant (the read in flight): the pool pays
-        let beyond = Spent {
-            bytes: 1100,
-            subrequests: 3,
-        };
-        pool.settle(&first[2], Some(beyond));
+        pool.settle(&first[2], spent(1100, 3));
         assert_eq!(pool.left(), (Some(500), Some(2)));
         // split 1's retry gets what is left, not a new share
         let retry = pool.take(1, None);
@@ -432,11 +439,7 @@ mod tests {
         );
         assert_eq!(pool.left(), (Some(0), Some(0)));
         // an attempt reporting more than there is leaves nothing (and no overflow)
-        let over = Spent {
-            bytes: u64::MAX,
-            subrequests: u64::MAX,
-        };
-        pool.settle(&retry, Some(over));
+        pool.settle(&retry, spent(u64::MAX, u64::MAX));
         assert_eq!(pool.left(), (Some(0), Some(0)));
     }
 
@@ -481,22 +484,22 @@ mod tests {
                 ..Default::default()
             };
             let mut pool = SplitBudgets::new(width, left);
-            let mut spent = 0;
+            let mut spent_all = 0;
             for i in 0..width * 3 {
                 let a = pool.take(i % width, None);
                 let grant = a.subrequests.unwrap_or(0);
                 let used = next(grant + 1);
-                spent += used;
-                let report = (next(4) != 0).then_some(Spent {
-                    bytes: 0,
-                    subrequests: used,
-                });
+                spent_all += used;
+                let report = spent(0, used).filter(|_| next(4) != 0);
                 if i >= width && used > 0 {
                     retried_within += 1;
                 }
                 pool.settle(&a, report);
             }
-            assert!(spent <= total, "{spent} of {total} over {width} splits");
+            assert!(
+                spent_all <= total,
+                "{spent_all} of {total} over {width} splits"
+            );
         }
         // retries did get budget back from attempts that spent less than their grant
         assert!(retried_within > 100, "{retried_within}");
