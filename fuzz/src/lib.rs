@@ -88,7 +88,11 @@ macro_rules! target {
 }
 
 thread_local! {
-    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The last panic's message and backtrace, captured but not symbolized: symbolizing
+    /// reads the binary's debug info (a 170 MB fuzz binary), which only a panic that
+    /// reaches the target needs, not the ones the code catches.
+    static LAST_PANIC: RefCell<Option<(String, std::backtrace::Backtrace)>> =
+        const { RefCell::new(None) };
 }
 
 /// libfuzzer-sys aborts on every panic, also on one the code under test catches: every
@@ -105,9 +109,7 @@ pub fn init() {
         let thread = std::thread::current();
         let name = thread.name().unwrap_or("<unnamed>");
         LAST_PANIC.with(|p| {
-            *p.borrow_mut() = Some(format!(
-                "thread '{name}' {info}\nstack backtrace:\n{backtrace}"
-            ));
+            *p.borrow_mut() = Some((format!("thread '{name}' {info}"), backtrace));
         });
     }));
 }
@@ -116,8 +118,10 @@ pub fn init() {
 /// process (libFuzzer then writes the input as a crash).
 pub fn run(body: impl FnOnce()) {
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).is_err() {
-        let report = LAST_PANIC.with(|p| p.borrow_mut().take());
-        eprintln!("{}", report.unwrap_or_else(|| "panic".into()));
+        match LAST_PANIC.with(|p| p.borrow_mut().take()) {
+            Some((message, backtrace)) => eprintln!("{message}\nstack backtrace:\n{backtrace}"),
+            None => eprintln!("panic"),
+        }
         std::process::abort();
     }
 }
