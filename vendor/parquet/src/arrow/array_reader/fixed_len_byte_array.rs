@@ -410,7 +410,14 @@ impl ValueDecoder {
             return Ok(num_values);
         }
 
-        match self.decoder.as_mut().unwrap() {
+        // (deltalens patch, see vendor/README.md) a data page before any page set a
+        // decoder, a dictionary-encoded page without a dictionary page, and a dictionary
+        // index past the dictionary are errors (they were an unwrap and a slice panic)
+        let decoder = self
+            .decoder
+            .as_mut()
+            .ok_or_else(|| general_err!("fixed length byte array: no data page to read"))?;
+        match decoder {
             Decoder::Plain { offset, buf } => {
                 let to_read =
                     (num_values * self.byte_length).min(buf.len() - *offset) / self.byte_length;
@@ -420,16 +427,28 @@ impl ValueDecoder {
                 Ok(to_read)
             }
             Decoder::Dict { decoder } => {
-                let dict = self.dict_page.as_ref().unwrap();
+                let dict = self.dict_page.as_ref().ok_or_else(|| {
+                    general_err!("fixed length byte array: dictionary-encoded page without a dictionary page")
+                })?;
                 if dict.is_empty() {
                     return Ok(0);
                 }
 
+                let byte_length = self.byte_length;
                 decoder.read(num_values, |keys| {
-                    out.reserve(keys.len() * self.byte_length);
+                    out.reserve(keys.len() * byte_length);
                     for key in keys {
-                        let offset = *key as usize * self.byte_length;
-                        out.extend_from_slice(&dict.as_ref()[offset..offset + self.byte_length]);
+                        let offset = (*key as usize).saturating_mul(byte_length);
+                        let value = dict
+                            .get(offset..offset.saturating_add(byte_length))
+                            .ok_or_else(|| {
+                                general_err!(
+                                    "dictionary index {} past the dictionary's {} values",
+                                    key,
+                                    dict.len() / byte_length
+                                )
+                            })?;
+                        out.extend_from_slice(value);
                     }
                     Ok(())
                 })
@@ -555,7 +574,11 @@ impl ColumnValueDecoder for ValueDecoder {
             return Ok(num_values);
         }
 
-        match self.decoder.as_mut().unwrap() {
+        let decoder = self
+            .decoder
+            .as_mut()
+            .ok_or_else(|| general_err!("fixed length byte array: no data page to skip"))?;
+        match decoder {
             Decoder::Plain { offset, buf } => {
                 let to_read = num_values.min((buf.len() - *offset) / self.byte_length);
                 *offset += to_read * self.byte_length;

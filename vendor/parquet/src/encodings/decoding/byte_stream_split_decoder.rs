@@ -85,6 +85,21 @@ fn join_streams_variable(
     }
 }
 
+/// (deltalens patch, see vendor/README.md) The page's streams hold `stride` values each;
+/// reading `num_values` from `values_decoded` must stay within them. A page claiming more
+/// values than its bytes hold indexed past its end (a panic).
+fn check_streams(stride: usize, type_size: usize, values_decoded: usize, num_values: usize) -> Result<()> {
+    if type_size == 0 || values_decoded.saturating_add(num_values) > stride {
+        return Err(general_err!(
+            "byte stream split page holds {} values of {} bytes, {} claimed",
+            stride,
+            type_size,
+            values_decoded.saturating_add(num_values)
+        ));
+    }
+    Ok(())
+}
+
 impl<T: DataType> Decoder<T> for ByteStreamSplitDecoder<T> {
     fn set_data(&mut self, data: Bytes, num_values: usize) -> Result<()> {
         self.encoded_bytes = data;
@@ -102,7 +117,8 @@ impl<T: DataType> Decoder<T> for ByteStreamSplitDecoder<T> {
         // SAFETY: i/f32 and i/f64 has no constraints on their internal representation, so we can modify it as we want
         let raw_out_bytes = unsafe { <T as DataType>::T::slice_as_bytes_mut(buffer) };
         let type_size = T::get_type_size();
-        let stride = self.encoded_bytes.len() / type_size;
+        let stride = self.encoded_bytes.len().checked_div(type_size).unwrap_or(0);
+        check_streams(stride, type_size, self.values_decoded, num_values)?;
         match type_size {
             4 => join_streams_const::<4>(
                 &self.encoded_bytes,
@@ -191,13 +207,14 @@ impl<T: DataType> Decoder<T> for VariableWidthByteStreamSplitDecoder<T> {
         let num_values = buffer.len().min(total_remaining_values);
         let buffer = &mut buffer[..num_values];
         let type_size = self.type_width;
+        let stride = self.encoded_bytes.len().checked_div(type_size).unwrap_or(0);
+        check_streams(stride, type_size, self.values_decoded, num_values)?;
 
         // Since this is FIXED_LEN_BYTE_ARRAY data, we can't use slice_as_bytes_mut. Instead we'll
         // have to do some data copies.
         let mut tmp_vec = vec![0_u8; num_values * type_size];
         let raw_out_bytes = tmp_vec.as_mut_slice();
 
-        let stride = self.encoded_bytes.len() / type_size;
         match type_size {
             2 => join_streams_const::<2>(
                 &self.encoded_bytes,
