@@ -425,7 +425,7 @@ fn parquet_regressions_from_fuzzing_are_errors() {
             continue;
         };
         for f in dir.flatten() {
-            let bytes = std::fs::read(f.path()).unwrap();
+            let bytes = Bytes::from(std::fs::read(f.path()).unwrap());
             seen += 1;
             // as a data file
             let mem = MemoryStorage::new();
@@ -440,7 +440,7 @@ fn parquet_regressions_from_fuzzing_are_errors() {
             let mem = MemoryStorage::new();
             mem.put(
                 "_delta_log/00000000000000000001.checkpoint.parquet",
-                bytes,
+                bytes.clone(),
                 0,
             );
             mem.put(
@@ -452,7 +452,7 @@ fn parquet_regressions_from_fuzzing_are_errors() {
             let _ = block_on(t.snapshot(VersionSpec::Latest));
             // every column, by the Parquet reader itself: the table's schema above reads
             // only its own columns, not, say, a fixed-length byte array of the file's
-            read_every_column(Bytes::from(std::fs::read(f.path()).unwrap()));
+            read_every_column(bytes);
         }
     }
     let panics = PANICS.with(|p| p.get());
@@ -471,12 +471,15 @@ fn parquet_regressions_from_fuzzing_are_errors() {
 /// `ColumnChunkMetaData::byte_range` asserts on it.
 fn read_every_column(file: Bytes) {
     use parquet::arrow::ProjectionMask;
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::arrow_reader::{
+        ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    };
     let size = file.len() as i64;
-    let Ok(builder) = ParquetRecordBatchReaderBuilder::try_new(file.clone()) else {
+    // the footer is read once; each column's reader starts from it
+    let Ok(metadata) = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default()) else {
         return;
     };
-    let inside = builder.metadata().row_groups().iter().all(|rg| {
+    let inside = metadata.metadata().row_groups().iter().all(|rg| {
         rg.columns().iter().all(|c| {
             let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
             let len = c.compressed_size();
@@ -486,15 +489,14 @@ fn read_every_column(file: Bytes) {
     if !inside {
         return;
     }
-    let leaves = builder
+    let leaves = metadata
         .metadata()
         .file_metadata()
         .schema_descr()
         .num_columns();
     for leaf in 0..leaves.min(512) {
-        let Ok(builder) = ParquetRecordBatchReaderBuilder::try_new(file.clone()) else {
-            return;
-        };
+        let builder =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file.clone(), metadata.clone());
         let mask = ProjectionMask::leaves(builder.parquet_schema(), [leaf]);
         let Ok(reader) = builder.with_projection(mask).with_batch_size(2).build() else {
             continue;
