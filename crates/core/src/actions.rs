@@ -85,9 +85,31 @@ pub struct Add {
 }
 
 impl Add {
-    /// `numRecords` from the file statistics, when the writer collected them.
+    /// `numRecords` from the file statistics, when the writer collected them (a negative
+    /// count is no count: `None`).
     pub fn num_records(&self) -> Option<i64> {
-        top_level_i64(self.stats.as_deref()?, "numRecords")
+        top_level_i64(self.stats.as_deref()?, "numRecords").filter(|n| *n >= 0)
+    }
+
+    /// Why the deletion vector's `cardinality` cannot be: below 0, or over the file's
+    /// `numRecords` when the statistics have it. Every `add` read from the log passes
+    /// this check, so `numRecords - cardinality` is never negative.
+    pub(crate) fn deletion_vector_error(&self) -> Option<String> {
+        let c = self.deletion_vector.as_ref()?.cardinality;
+        let n = self.num_records();
+        if c >= 0 && n.is_none_or(|n| c <= n) {
+            return None;
+        }
+        Some(match n {
+            Some(n) => format!(
+                "the deletion vector of {} deletes {c} of its {n} rows (cardinality {c}, numRecords {n}): a deletion vector deletes 0 to numRecords rows",
+                self.path
+            ),
+            None => format!(
+                "the deletion vector of {} deletes {c} rows (cardinality {c}): a count of rows cannot be negative",
+                self.path
+            ),
+        })
     }
 
     /// The statistics parsed as JSON, `None` without statistics or when they do not parse.
@@ -466,6 +488,15 @@ pub fn parse_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
                 message: e.to_string(),
             })?;
         if let Some(a) = parsed.into_action() {
+            if let Action::Add(add) = &a
+                && let Some(message) = add.deletion_vector_error()
+            {
+                return Err(Error::InvalidAction {
+                    path: path.to_string(),
+                    line,
+                    message,
+                });
+            }
             out.push(a);
         }
     }

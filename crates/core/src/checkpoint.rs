@@ -656,7 +656,7 @@ fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) 
             _ => None,
         };
         for i in (0..n).filter(|i| add.valid(*i)) {
-            out.adds.push(Add {
+            let a = Add {
                 path: required(str_at(add.field("path"), i), path, i, "add.path")?,
                 partition_values: map_at(add.field("partitionValues"), i).unwrap_or_default(),
                 size: required(i64_at(add.field("size"), i), path, i, "add.size")?,
@@ -672,7 +672,15 @@ fn actions_from_batch(path: &str, b: &RecordBatch, out: &mut CheckpointActions) 
                 base_row_id: i64_at(add.field("baseRowId"), i),
                 default_row_commit_version: i64_at(add.field("defaultRowCommitVersion"), i),
                 clustering_provider: str_at(add.field("clusteringProvider"), i),
-            });
+            };
+            if let Some(message) = a.deletion_vector_error() {
+                return Err(Error::InvalidAction {
+                    path: path.to_string(),
+                    line: i + 1,
+                    message,
+                });
+            }
+            out.adds.push(a);
         }
     }
     if let Some(md) = ActionColumn::of(b, "metaData") {

@@ -3,6 +3,8 @@
 //! into the table's logical Arrow type — renaming nested fields, filling columns missing
 //! from older files with nulls and widening types (type widening, INT96 timestamps).
 
+use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -71,6 +73,74 @@ pub fn find_physical(
     }
 }
 
+/// The fields of one level of a Parquet file's schema, indexed to find the field holding
+/// each logical field as [`find_physical`] does, in constant time: finding every column
+/// of a wide table costs one pass over the file's fields, not one pass per column.
+pub struct PhysicalIndex<'a> {
+    fields: &'a Fields,
+    mode: ColumnMappingMode,
+    /// Position of the first field of each name.
+    by_name: HashMap<&'a str, usize>,
+    /// Position of the first field of each field id (id mapping only).
+    by_id: HashMap<&'a str, usize>,
+    /// Position of the first field of each ASCII-case-folded name (no mapping only), made
+    /// at the first name that is not found as written.
+    by_folded: OnceCell<HashMap<String, usize>>,
+}
+
+impl<'a> PhysicalIndex<'a> {
+    /// Index `fields` for finding the columns of a table in `mode`.
+    pub fn new(fields: &'a Fields, mode: ColumnMappingMode) -> Self {
+        let mut by_name = HashMap::with_capacity(fields.len());
+        let mut by_id = HashMap::new();
+        for (i, f) in fields.iter().enumerate() {
+            by_name.entry(f.name().as_str()).or_insert(i);
+            if mode == ColumnMappingMode::Id
+                && let Some(id) = f.metadata().get(PARQUET_FIELD_ID_KEY)
+            {
+                by_id.entry(id.as_str()).or_insert(i);
+            }
+        }
+        PhysicalIndex {
+            fields,
+            mode,
+            by_name,
+            by_id,
+            by_folded: OnceCell::new(),
+        }
+    }
+
+    /// The index among the fields of the one holding the logical `field`
+    /// ([`find_physical`]'s answer).
+    pub fn find(&self, field: &StructField) -> Option<usize> {
+        let by_name = |name: &str| self.by_name.get(name).copied();
+        match self.mode {
+            ColumnMappingMode::Id => match field.field_id() {
+                Some(id) => self
+                    .by_id
+                    .get(id.to_string().as_str())
+                    .copied()
+                    .or_else(|| field.physical_name().and_then(by_name)),
+                None => by_name(&field.name),
+            },
+            ColumnMappingMode::Name => field
+                .physical_name()
+                .and_then(by_name)
+                .or_else(|| by_name(&field.name)),
+            ColumnMappingMode::None => by_name(&field.name).or_else(|| {
+                let folded = self.by_folded.get_or_init(|| {
+                    let mut m = HashMap::with_capacity(self.fields.len());
+                    for (i, f) in self.fields.iter().enumerate() {
+                        m.entry(f.name().to_ascii_lowercase()).or_insert(i);
+                    }
+                    m
+                });
+                folded.get(&field.name.to_ascii_lowercase()).copied()
+            }),
+        }
+    }
+}
+
 fn err(path: &str, message: String) -> Error {
     Error::DataFile {
         path: path.to_string(),
@@ -95,12 +165,12 @@ pub fn conform(
                     format!("expected a struct, found {}", array.data_type()),
                 )
             })?;
-            let src_fields = src.fields();
+            let src_fields = PhysicalIndex::new(src.fields(), mode);
             let children = st
                 .fields
                 .iter()
                 .zip(target_fields.iter())
-                .map(|(f, tf)| match find_physical(src_fields, f, mode) {
+                .map(|(f, tf)| match src_fields.find(f) {
                     Some(i) => conform(path, src.column(i), &f.data_type, tf.data_type(), mode),
                     None => Ok(new_null_array(tf.data_type(), src.len())),
                 })

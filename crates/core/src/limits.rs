@@ -3,9 +3,12 @@
 //! allocation sized by them, and a breach is [`crate::Error::LimitExceeded`] naming the
 //! limit and the file.
 
-/// Parts of one multi-part checkpoint (Spark writes one part per ~5 M actions by
-/// default: 10,000 parts is 50 G actions).
-pub const MAX_CHECKPOINT_PARTS: u64 = 10_000;
+/// Parts of one multi-part checkpoint. Delta Spark writes one part per
+/// `spark.databricks.delta.checkpoint.partSize` actions: unset by default today (one
+/// file), 5,000,000 in older releases — 1,000 parts is 5 G actions, far past any real
+/// table. Each part costs a request: a 37-byte `_last_checkpoint` claiming 10,000 parts
+/// cost 10,033 requests when this was 10,000.
+pub const MAX_CHECKPOINT_PARTS: u64 = 1_000;
 
 /// Sidecar files of one v2 checkpoint.
 pub const MAX_SIDECARS: u64 = 100_000;
@@ -14,6 +17,14 @@ pub const MAX_SIDECARS: u64 = 100_000;
 /// assuming the commits before a checkpoint exist): a host that answers every name would
 /// otherwise be probed forever.
 pub const MAX_UNLISTED_VERSIONS: u64 = 1_000_000;
+
+/// Columns of a table schema, nested fields counted (a flat schema's columns; a struct
+/// column counts itself and each of its fields, at every depth). No Delta writer sets a
+/// limit, but tables of more than 10,000 columns are rare (BigQuery refuses them): 65,536
+/// is far past real tables. Checked when `metaData.schemaString` is parsed, before any
+/// work sized by the schema: a scan's work grows with the number of columns (a
+/// 200,000-column schema did not scan in a minute while lookups were quadratic).
+pub const MAX_SCHEMA_COLUMNS: u64 = 65_536;
 
 /// Bytes of one partition value: it is copied into every row of a file's batches, so a
 /// 1 MB value would make 8 GB of one 8,192-row batch (real values are names, dates and

@@ -30,9 +30,8 @@ pub fn file_partition_values(
         .iter()
         .map(|col| {
             let field = schema
-                .fields()
-                .iter()
-                .find(|f| &f.name == col)
+                .index_of_exact(col)
+                .and_then(|i| schema.fields().get(i))
                 .ok_or_else(|| Error::InvalidSchema {
                     message: format!("partition column {col} is not in the schema"),
                 })?;

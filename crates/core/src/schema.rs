@@ -138,10 +138,62 @@ pub struct TableSchema {
     pub root: StructType,
     /// The schema JSON exactly as written (field and key order preserved).
     pub raw: serde_json::Value,
+    /// The top-level columns by name, built once: a scan looks up every column, and a
+    /// search of tens of thousands of columns for each made the scan quadratic.
+    names: NameIndex,
+}
+
+/// Positions of the top-level columns by name: exact, and ASCII-case-folded (the first
+/// column of each folded name).
+#[derive(Clone, Default, PartialEq)]
+struct NameIndex {
+    exact: HashMap<String, usize>,
+    folded: HashMap<String, usize>,
+    /// The number of columns indexed.
+    len: usize,
+}
+
+impl NameIndex {
+    fn of(fields: &[StructField]) -> NameIndex {
+        let mut index = NameIndex {
+            len: fields.len(),
+            ..NameIndex::default()
+        };
+        for (i, f) in fields.iter().enumerate() {
+            index.exact.entry(f.name.clone()).or_insert(i);
+            index.folded.entry(f.name.to_ascii_lowercase()).or_insert(i);
+        }
+        index
+    }
+}
+
+impl std::fmt::Debug for NameIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NameIndex({} columns)", self.len)
+    }
+}
+
+/// The number of fields of `fields` at every depth (a struct inside an array or a map
+/// counted as well): the schema's columns, as [`crate::limits::MAX_SCHEMA_COLUMNS`]
+/// counts them.
+fn column_count(fields: &[StructField]) -> u64 {
+    fn of_type(t: &DataType) -> u64 {
+        match t {
+            DataType::Primitive(_) => 0,
+            DataType::Struct(s) => column_count(&s.fields),
+            DataType::Array(a) => of_type(&a.element_type),
+            DataType::Map(m) => of_type(&m.key_type).saturating_add(of_type(&m.value_type)),
+        }
+    }
+    fields
+        .iter()
+        .map(|f| of_type(&f.data_type).saturating_add(1))
+        .fold(0, u64::saturating_add)
 }
 
 impl TableSchema {
-    /// Parse `metaData.schemaString`.
+    /// Parse `metaData.schemaString`. A schema of more columns than
+    /// [`crate::limits::MAX_SCHEMA_COLUMNS`] is refused before anything is made of it.
     pub fn parse(schema_string: &str) -> Result<TableSchema> {
         let raw: serde_json::Value =
             serde_json::from_str(schema_string).map_err(|e| Error::InvalidSchema {
@@ -159,14 +211,55 @@ impl TableSchema {
                 ),
             });
         }
+        crate::limits::check(
+            "MAX_SCHEMA_COLUMNS",
+            "the number of columns of the table schema (nested fields counted)",
+            column_count(&root.fields),
+            crate::limits::MAX_SCHEMA_COLUMNS,
+            "metaData.schemaString",
+        )?;
         // Validate every type once so later conversions cannot fail on bad input.
         to_arrow_fields(&root)?;
-        Ok(TableSchema { root, raw })
+        let names = NameIndex::of(&root.fields);
+        Ok(TableSchema { root, raw, names })
     }
 
     /// The table's top-level columns, in schema order.
     pub fn fields(&self) -> &[StructField] {
         &self.root.fields
+    }
+
+    /// The position among [`Self::fields`] of the column named `name` exactly, in constant
+    /// time.
+    pub fn index_of_exact(&self, name: &str) -> Option<usize> {
+        let fields = &self.root.fields;
+        match self.names.exact.get(name) {
+            Some(&i) if fields.get(i).is_some_and(|f| f.name == name) => Some(i),
+            None if self.names.len == fields.len() => None,
+            // `root` was changed after parsing: search it
+            _ => fields.iter().position(|f| f.name == name),
+        }
+    }
+
+    /// The position among [`Self::fields`] of the column named `name`: exactly, else the
+    /// first whose name equals it ignoring ASCII case; in constant time.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        let fields = &self.root.fields;
+        self.index_of_exact(name).or_else(|| {
+            match self.names.folded.get(&name.to_ascii_lowercase()) {
+                Some(&i)
+                    if fields
+                        .get(i)
+                        .is_some_and(|f| f.name.eq_ignore_ascii_case(name)) =>
+                {
+                    Some(i)
+                }
+                None if self.names.len == fields.len() => None,
+                _ => fields
+                    .iter()
+                    .position(|f| f.name.eq_ignore_ascii_case(name)),
+            }
+        })
     }
 
     /// The schema as Arrow, with logical names; column-mapping physical names and field
@@ -329,6 +422,33 @@ mod tests {
         };
         assert!(!el.is_nullable());
         assert!(matches!(s.field(6).data_type(), ArrowType::Map(_, false)));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn columns_are_counted_at_every_depth_and_found_by_name() {
+        let s = TableSchema::parse(SCHEMA).unwrap();
+        // 8 top-level columns, s.a and arr's b
+        assert_eq!(column_count(s.fields()), 10);
+        assert_eq!(s.index_of("price"), Some(1));
+        assert_eq!(s.index_of("PRICE"), Some(1));
+        assert_eq!(s.index_of_exact("PRICE"), None);
+        assert_eq!(s.index_of("nope"), None);
+        // one struct column of MAX_SCHEMA_COLUMNS fields is one column too many
+        let max = crate::limits::MAX_SCHEMA_COLUMNS;
+        let fields: Vec<String> = (0..max)
+            .map(|i| {
+                format!(r#"{{"name":"f{i}","type":"integer","nullable":true,"metadata":{{}}}}"#)
+            })
+            .collect();
+        let wide = format!(
+            r#"{{"type":"struct","fields":[{{"name":"s","type":{{"type":"struct","fields":[{}]}},"nullable":true,"metadata":{{}}}}]}}"#,
+            fields.join(",")
+        );
+        let e = TableSchema::parse(&wide).unwrap_err();
+        assert!(
+            matches!(e, Error::LimitExceeded { limit: "MAX_SCHEMA_COLUMNS", value, .. } if value == max + 1),
+            "{e}"
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -171,6 +171,167 @@ mod corrupt_input_tests {
         }
     }
 
+    /// A 37-byte `_last_checkpoint` claiming 10,000 parts cost 10,033 requests (a ranged
+    /// read of each part, whether or not any exists). Now a hint over
+    /// `MAX_CHECKPOINT_PARTS` is refused before any part is asked for, and one within it
+    /// stops at its first missing part.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_hint_of_many_parts_costs_few_requests() {
+        use crate::log::probe::{Discover, discover_log};
+        let max = crate::limits::MAX_CHECKPOINT_PARTS;
+        for parts in [10_000, max, 2] {
+            let hint = format!(r#"{{"version":1,"parts":{parts},"size":3}}"#);
+            let mem = log(3);
+            mem.put(LAST_CHECKPOINT, hint, 1);
+            let c = Arc::new(CountingStorage::new(mem));
+            // a store that lists: the hint's parts are not there, the listing decides
+            let s = block_on(Table::new(c.clone(), "t").snapshot(VersionSpec::Latest)).unwrap();
+            assert_eq!((s.version, s.num_files()), (2, 3), "{parts} parts");
+            let n = c.stats().requests;
+            println!("{parts} parts, listed: {n} requests");
+            assert!(n <= 50, "{parts} parts: {n} requests");
+            // found by name: refused naming the limit, or the log found after a few
+            // requests
+            c.reset();
+            let found = block_on(discover_log(c.as_ref(), "t", Discover::Latest));
+            let n = c.stats().requests;
+            println!("{parts} parts, by name: {n} requests");
+            match found {
+                Err(e) => {
+                    assert!(parts > max, "{parts} parts: {e}");
+                    assert!(
+                        matches!(
+                            e,
+                            Error::LimitExceeded {
+                                limit: "MAX_CHECKPOINT_PARTS",
+                                ..
+                            }
+                        ),
+                        "{e}"
+                    );
+                    assert!(n <= 1, "{parts} parts: {n} requests before the refusal");
+                }
+                Ok(l) => {
+                    assert!(parts <= max, "{parts} parts accepted");
+                    assert_eq!(l.latest_version(), Some(2));
+                    assert!(n <= 80, "{parts} parts: {n} requests");
+                }
+            }
+        }
+    }
+
+    /// An add whose deletion vector deletes more rows than the file has (or fewer than
+    /// none) showed `rows -9223372036854775804`: it is refused when the commit is read,
+    /// naming the data file and both counts. A count of 0 to `numRecords`, or any
+    /// count without `numRecords`, is read.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn deletion_vector_cardinality_is_checked_against_num_records() {
+        let with_dv = |stats: &str, cardinality: i64| {
+            let mem = log(1);
+            mem.put(
+                &commit_path(1),
+                format!(
+                    r#"{{"add":{{"path":"dv.parquet","size":10,"partitionValues":{{}},"modificationTime":0,"dataChange":true,{stats}"deletionVector":{{"storageType":"u","pathOrInlineDv":"ab","offset":1,"sizeInBytes":3,"cardinality":{cardinality}}}}}}}"#
+                ),
+                1,
+            );
+            block_on(open(mem).snapshot(VersionSpec::Latest))
+        };
+        let three = r#""stats":"{\"numRecords\":3}","#;
+        for (stats, card) in [(three, i64::MAX), (three, 4), (three, -1), ("", -5)] {
+            let e = with_dv(stats, card).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, Error::InvalidAction { line: 1, .. }), "{e}");
+            for part in ["00000000000000000001.json", "dv.parquet", &card.to_string()] {
+                assert!(text.contains(part), "{part}: {text}");
+            }
+            if !stats.is_empty() {
+                assert!(text.contains("numRecords 3"), "{text}");
+            }
+        }
+        let s = with_dv(three, 3).unwrap();
+        assert_eq!(s.num_rows().unwrap(), Some(0));
+        let t = crate::file_totals::FileTotals::of(&s.files);
+        assert_eq!((t.rows, t.deleted_rows), (Some(0), Some(3)));
+        // without numRecords the count cannot be checked against it: read, rows unknown
+        let s = with_dv("", 7).unwrap();
+        assert_eq!(s.num_rows().unwrap(), None);
+        // a negative numRecords is no count: it does not make the table's rows negative
+        let mem = log(1);
+        mem.put(
+            &commit_path(1),
+            add(0).replace(r#"\"numRecords\":0"#, r#"\"numRecords\":-9"#),
+            1,
+        );
+        let s = block_on(open(mem).snapshot(VersionSpec::Latest)).unwrap();
+        assert_eq!(s.num_rows().unwrap(), None);
+    }
+
+    /// The same check on an `add` read from a Parquet checkpoint.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn deletion_vector_cardinality_is_checked_in_checkpoints() {
+        use arrow_schema::{DataType as T, Field, Fields};
+        let dv = Fields::from(vec![
+            Field::new("storageType", T::Utf8, true),
+            Field::new("pathOrInlineDv", T::Utf8, true),
+            Field::new("offset", T::Int32, true),
+            Field::new("sizeInBytes", T::Int32, true),
+            Field::new("cardinality", T::Int64, true),
+        ]);
+        let add = Fields::from(vec![
+            Field::new("path", T::Utf8, true),
+            Field::new("size", T::Int64, true),
+            Field::new("modificationTime", T::Int64, true),
+            Field::new("dataChange", T::Boolean, true),
+            Field::new("stats", T::Utf8, true),
+            Field::new("deletionVector", T::Struct(dv), true),
+        ]);
+        let schema = Arc::new(arrow_schema::Schema::new(vec![Field::new(
+            "add",
+            T::Struct(add),
+            true,
+        )]));
+        let checkpoint = |cardinality: i64| {
+            let row = format!(
+                r#"{{"add":{{"path":"dv.parquet","size":10,"modificationTime":0,"dataChange":true,"stats":"{{\"numRecords\":3}}","deletionVector":{{"storageType":"u","pathOrInlineDv":"ab","offset":1,"sizeInBytes":3,"cardinality":{cardinality}}}}}}}"#
+            );
+            let batch = arrow_json::ReaderBuilder::new(schema.clone())
+                .build(row.as_bytes())
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap();
+            let mut out = Vec::new();
+            let mut w =
+                parquet::arrow::ArrowWriter::try_new(&mut out, schema.clone(), None).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            // the checkpoint of version 1 holds the add; commit 2 the protocol and metadata
+            let mem = log(2);
+            mem.put("_delta_log/00000000000000000001.checkpoint.parquet", out, 1);
+            mem.put(&commit_path(2), P_AND_M, 2);
+            block_on(open(mem).snapshot(VersionSpec::Latest))
+        };
+        let s = checkpoint(2).unwrap();
+        assert_eq!(
+            (s.checkpoint_version, s.num_rows().unwrap()),
+            (Some(1), Some(1))
+        );
+        for card in [4, i64::MAX, -1] {
+            let e = checkpoint(card).unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, Error::InvalidAction { line: 1, .. }), "{e}");
+            for part in [
+                "00000000000000000001.checkpoint.parquet",
+                "dv.parquet",
+                "numRecords 3",
+                &card.to_string(),
+            ] {
+                assert!(text.contains(part), "{part}: {text}");
+            }
+        }
+    }
+
     #[wasm_bindgen_test(unsupported = test)]
     fn corrupt_checkpoint_is_a_parquet_error() {
         let mem = log(3);

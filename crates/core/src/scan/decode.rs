@@ -11,7 +11,7 @@ use parquet::arrow::{ProjectionMask, parquet_to_arrow_schema};
 use super::file::FileLayout;
 use super::plan::{RowGroupPlan, projected_uncompressed};
 use super::{FileRead, RowMask, Scan, ScanMetrics, data_file_path};
-use crate::column_mapping::find_physical;
+use crate::column_mapping::PhysicalIndex;
 use crate::error::{Error, Result};
 use crate::parquet_read::{RowGroupDecode, decode_row_group, read_metadata};
 use crate::skipping::FileStats;
@@ -71,7 +71,10 @@ impl Scan<'_> {
         let file_schema =
             parquet_to_arrow_schema(file_md.schema_descr(), file_md.key_value_metadata())
                 .map_err(|e| Error::parquet(&path, e))?;
-        let columns = self.columns_in(|f| find_physical(file_schema.fields(), f, self.mode));
+        let columns = {
+            let index = PhysicalIndex::new(file_schema.fields(), self.mode);
+            self.columns_in(|f| index.find(f))
+        };
         let mask = ProjectionMask::roots(file_md.schema_descr(), columns.root_idx.clone());
         Ok(FileLayout {
             path,

@@ -115,14 +115,24 @@ impl FileLayout {
     }
 }
 
-/// How the scan's data columns (those not from partition values) map onto a file.
+/// How the scan's columns map onto a file, worked out once per file: each batch then
+/// takes every column from where it is without a search.
 pub(super) struct Columns {
-    /// Indices into the scan's fields of the data columns.
-    pub(super) data: Vec<usize>,
-    /// For each data column, the file's root column holding it (`None`: not in the file).
-    pub(super) roots: Vec<Option<usize>>,
+    /// Where each of the scan's fields is, in the scan's order.
+    pub(super) sources: Vec<Source>,
     /// The file's root columns to decode, ascending (the decoded batch's column order).
     pub(super) root_idx: Vec<usize>,
+}
+
+/// Where one of the scan's columns comes from in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Source {
+    /// The decoded batch's column at this position.
+    Decoded(usize),
+    /// Not in the file (an older file, before the column was added): nulls.
+    Missing,
+    /// The file's partition values.
+    Partition,
 }
 
 #[cfg(test)]

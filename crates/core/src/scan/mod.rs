@@ -17,6 +17,7 @@ mod plan;
 mod resume;
 mod rows;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -136,58 +137,53 @@ impl<'a> Scan<'a> {
     /// Plan a scan of `snapshot` ([`Snapshot::scan`]); unknown columns are an error that
     /// names them.
     pub(crate) fn new(snapshot: &'a Snapshot, options: ScanOptions) -> Result<Self> {
-        let all = snapshot.schema.fields();
-        let fields: Vec<StructField> = match &options.columns {
-            None => all.to_vec(),
+        let table = &snapshot.schema;
+        let all = table.fields();
+        // positions among the table's columns, each found in constant time (a table may
+        // have tens of thousands of columns)
+        let mut read: Vec<usize> = match &options.columns {
+            None => (0..all.len()).collect(),
             Some(cols) => cols
                 .iter()
                 .map(|c| {
-                    all.iter()
-                        .find(|f| &f.name == c)
-                        .or_else(|| all.iter().find(|f| f.name.eq_ignore_ascii_case(c)))
-                        .cloned()
-                        .ok_or_else(|| Error::InvalidArgument {
-                            message: format!(
-                                "unknown column {c:?}; the table has: {}",
-                                all.iter()
-                                    .map(|f| f.name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        })
+                    table.index_of(c).ok_or_else(|| Error::InvalidArgument {
+                        message: format!(
+                            "unknown column {c:?}; the table has: {}",
+                            all.iter()
+                                .map(|f| f.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })
                 })
                 .collect::<Result<_>>()?,
         };
-        let n_output = fields.len();
-        let mut fields = fields;
+        let n_output = read.len();
         if let Some(filter) = &options.filter {
+            // the columns only the filter reads, each once
+            let mut chosen: HashSet<usize> = read.iter().copied().collect();
             for path in filter.columns() {
                 let Some(first) = path.first() else { continue };
-                let known = all
-                    .iter()
-                    .find(|f| &f.name == first)
-                    .or_else(|| all.iter().find(|f| f.name.eq_ignore_ascii_case(first)));
-                if let Some(f) = known
-                    && !fields.iter().any(|x| x.name == f.name)
+                if let Some(i) = table.index_of(first)
+                    && chosen.insert(i)
                 {
-                    fields.push(f.clone());
+                    read.push(i);
                 }
             }
         }
-        let arrow = snapshot.schema.to_arrow()?;
-        let read_schema = Arc::new(Schema::new(
-            fields
-                .iter()
-                .map(|f| {
-                    arrow
-                        .field_with_name(&f.name)
-                        .map(relaxed)
-                        .map_err(|e| Error::InvalidSchema {
-                            message: e.to_string(),
-                        })
-                })
-                .collect::<Result<Vec<Field>>>()?,
-        ));
+        let arrow = table.to_arrow()?;
+        let (fields, arrow_fields): (Vec<StructField>, Vec<Field>) = read
+            .iter()
+            .map(|&i| match (all.get(i), arrow.fields().get(i)) {
+                (Some(f), Some(a)) => Ok((f.clone(), relaxed(a))),
+                _ => Err(Error::InvalidSchema {
+                    message: format!("column {i} of the table schema has no Arrow field"),
+                }),
+            })
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
+        let read_schema = Arc::new(Schema::new(arrow_fields));
         if let Some(filter) = &options.filter {
             filter.validate(&read_schema)?;
         }

@@ -4,9 +4,11 @@
 //! vector removes, the rows the filter rejects, the columns only the filter read, and the
 //! rows past the limit — in that order, one small function each.
 
+use std::collections::{HashMap, HashSet};
+
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 
-use super::file::Columns;
+use super::file::{Columns, Source};
 use super::{FileRead, RowMask, Scan, ScanMetrics};
 use crate::column_mapping::conform;
 use crate::error::{Error, Result};
@@ -22,21 +24,38 @@ fn data_error(path: &str, e: impl std::fmt::Display) -> Error {
 }
 
 impl Scan<'_> {
-    /// The scan's data columns and, through `find`, the file's root column of each.
+    /// Where each of the scan's columns is in a file, given through `find` the file's root
+    /// column holding a data column (those not from partition values): one pass over the
+    /// columns, however many there are.
     pub(super) fn columns_in(&self, find: impl Fn(&StructField) -> Option<usize>) -> Columns {
-        let partition_cols = self.snapshot.partition_columns();
-        let data: Vec<usize> = (0..self.fields.len())
-            .filter(|&i| !partition_cols.contains(&self.fields[i].name))
+        let partition_cols: HashSet<&str> = self
+            .snapshot
+            .partition_columns()
+            .iter()
+            .map(String::as_str)
             .collect();
-        let roots: Vec<Option<usize>> = data.iter().map(|&i| find(&self.fields[i])).collect();
-        let mut root_idx: Vec<usize> = roots.iter().flatten().copied().collect();
+        let roots: Vec<Option<Option<usize>>> = self
+            .fields
+            .iter()
+            .map(|f| (!partition_cols.contains(f.name.as_str())).then(|| find(f)))
+            .collect();
+        let mut root_idx: Vec<usize> = roots.iter().flatten().flatten().copied().collect();
         root_idx.sort_unstable();
         root_idx.dedup();
-        Columns {
-            data,
-            roots,
-            root_idx,
-        }
+        // the decoded batch holds the roots in ascending order
+        let position: HashMap<usize, usize> =
+            root_idx.iter().enumerate().map(|(p, r)| (*r, p)).collect();
+        let sources = roots
+            .iter()
+            .map(|r| match r {
+                None => Source::Partition,
+                Some(None) => Source::Missing,
+                Some(Some(root)) => position
+                    .get(root)
+                    .map_or(Source::Missing, |p| Source::Decoded(*p)),
+            })
+            .collect();
+        Columns { sources, root_idx }
     }
 
     /// Turn a decoded batch into the scan's logical schema: data columns conformed,
@@ -50,31 +69,22 @@ impl Scan<'_> {
     ) -> Result<RecordBatch> {
         let n = batch.num_rows();
         let mut out: Vec<ArrayRef> = Vec::with_capacity(self.fields.len());
-        for (i, (f, target)) in self
+        for ((f, target), source) in self
             .fields
             .iter()
             .zip(self.read_schema.fields())
-            .enumerate()
+            .zip(&columns.sources)
         {
-            let col = match columns.data.iter().position(|&d| d == i) {
-                Some(di) => match columns.roots[di] {
-                    Some(root) => {
-                        let pos = columns
-                            .root_idx
-                            .iter()
-                            .position(|r| *r == root)
-                            .ok_or_else(|| data_error(path, "column not decoded"))?;
-                        conform(
-                            path,
-                            batch.column(pos),
-                            &f.data_type,
-                            target.data_type(),
-                            self.mode,
-                        )?
-                    }
-                    None => arrow_array::new_null_array(target.data_type(), n),
-                },
-                None => {
+            let col = match source {
+                Source::Decoded(pos) => {
+                    let decoded = batch
+                        .columns()
+                        .get(*pos)
+                        .ok_or_else(|| data_error(path, "column not decoded"))?;
+                    conform(path, decoded, &f.data_type, target.data_type(), self.mode)?
+                }
+                Source::Missing => arrow_array::new_null_array(target.data_type(), n),
+                Source::Partition => {
                     let key = f.physical_name().unwrap_or(&f.name);
                     let raw = file
                         .partition_values
