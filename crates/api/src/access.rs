@@ -3,9 +3,10 @@
 //! under a prefix, compared at a path-segment boundary after both are parsed by the one
 //! table URL parser every backend uses ([`TableUrl`]): `https://h/tables` allows
 //! `https://h/tables/x`, not `https://h/tables2` nor `https://h/tables@evil`, and nothing
-//! with `.`/`..` segments, backslashes, control characters, user info, a query or a
-//! fragment parses at all. The check runs before any request is made, so the worker
-//! cannot be used to reach arbitrary hosts. An empty list allows nothing.
+//! with `.`/`..` segments, `;` path parameters (`..;` is `..` to Tomcat), backslashes,
+//! control characters, user info, a query or a fragment parses at all. The check runs
+//! before any request is made, so the worker cannot be used to reach arbitrary hosts. An
+//! empty list allows nothing.
 
 use deltalens_storage::TableUrl;
 
@@ -115,6 +116,10 @@ mod tests {
             "https://h.example/tables/t#frag",
             "https://h.example/tables/t?x=1",
             "https://h.example/tables/t/%2E%2E/%2e%2e/secret",
+            // Tomcat-style path parameters (`..;` is `..` there): audit #31 item 9
+            "https://h.example/tables/..;/secret",
+            "https://h.example/tables/%2e%2e;/secret",
+            "https://h.example/tables/t;jsessionid=x",
             "abfss://cont@acct.dfs.core.windows.net/t2",
             "abfss://other@acct.dfs.core.windows.net/t/x",
             "file:///etc/passwd",

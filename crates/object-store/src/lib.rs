@@ -2,10 +2,15 @@
 //! `s3://` (custom endpoints and `AWS_*` variables), `az://`, `azure://`,
 //! `abfss://container@account.dfs.core.windows.net/path` and Azure `https://` URLs
 //! (`AZURE_STORAGE_*`), `gs://` (`GOOGLE_*`) and `https://` / `http://`.
+//!
+//! No store follows a redirect: a `3xx` answer is an error naming where it pointed. Plain
+//! `http://` (a table URL or an endpoint option) is read without options on loopback hosts
+//! only; elsewhere it needs `allow_http=true`.
 
 #![warn(missing_docs, unreachable_pub)]
 
 mod aws_profile;
+mod no_redirects;
 mod relaying;
 mod unity_catalog;
 
@@ -177,9 +182,88 @@ fn on_path(name: &str) -> bool {
     })
 }
 
+/// The options naming a server a store sends its requests to, by scheme (not the
+/// credential endpoints, such as the instance metadata service, which object_store reads
+/// over plain HTTP itself).
+fn endpoint_keys(scheme: object_store::ObjectStoreScheme) -> &'static [&'static str] {
+    use object_store::ObjectStoreScheme as S;
+    match scheme {
+        S::AmazonS3 => &[
+            "aws_endpoint_url",
+            "aws_endpoint",
+            "endpoint_url",
+            "endpoint",
+            "aws_endpoint_url_s3",
+            "aws_endpoint_url_sts",
+            "endpoint_url_sts",
+        ],
+        S::MicrosoftAzure => &["azure_storage_endpoint", "azure_endpoint", "endpoint"],
+        S::GoogleCloudStorage => &["google_base_url", "base_url"],
+        _ => &[],
+    }
+}
+
+/// Whether `url`'s host is a loopback one: `127.0.0.0/8`, `::1` or `localhost`.
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// Plain `http://` (the table's URL, or the endpoint a store's options name) is read
+/// without options only on a loopback host: `allow_http` is set for it, unless the
+/// options set it. Anywhere else, without `allow_http`, it is refused before any request
+/// (object_store would fail each request with "builder error").
+fn plain_http(
+    url: &Url,
+    scheme: object_store::ObjectStoreScheme,
+    opts: &mut Vec<(String, String)>,
+) -> Result<(), String> {
+    let keys = endpoint_keys(scheme);
+    // each plain-HTTP server the store would talk to, and what named it
+    let mut plain: Vec<(Url, String)> = opts
+        .iter()
+        .filter(|(k, _)| keys.contains(&k.to_ascii_lowercase().as_str()))
+        .filter_map(|(k, v)| Some((Url::parse(v.trim()).ok()?, format!("the option {k}"))))
+        .collect();
+    plain.push((url.clone(), "the table URL".into()));
+    plain.retain(|(u, _)| u.scheme() == "http");
+    let set = opts
+        .iter()
+        .any(|(k, _)| k.to_ascii_lowercase().ends_with("allow_http"));
+    if plain.is_empty() || set {
+        return Ok(());
+    }
+    if let Some((far, named)) = plain.iter().find(|(u, _)| !is_loopback(u)) {
+        return Err(format!(
+            "{named} is plain http:// to {}, which is refused: only loopback hosts (127.0.0.0/8, ::1, localhost) are read unencrypted by default; use https://, or give -o allow_http=true to read it over plain HTTP",
+            far.host_str().unwrap_or("its host")
+        ));
+    }
+    opts.push(("allow_http".into(), "true".into()));
+    Ok(())
+}
+
 /// Build the store for `url` from `opts` (what `object_store::parse_url_opts` does, with
-/// our retry policy, which that function cannot set).
+/// our retry policy, which that function cannot set, and our HTTP client, which follows
+/// no redirect). Errors name `location`.
 fn build(
+    location: &str,
+    url: &Url,
+    opts: Vec<(String, String)>,
+    vended: Option<Arc<Vending>>,
+) -> Result<(Arc<dyn ObjectStore>, Path, Kind), StorageError> {
+    let (scheme, _) =
+        object_store::ObjectStoreScheme::parse(url).map_err(|e| invalid(location, e))?;
+    let mut opts = opts;
+    plain_http(url, scheme, &mut opts).map_err(|e| invalid(location, e))?;
+    build_store(url, opts, vended).map_err(|e| invalid(location, e))
+}
+
+fn build_store(
     url: &Url,
     mut opts: Vec<(String, String)>,
     vended: Option<Arc<Vending>>,
@@ -194,6 +278,7 @@ fn build(
                     Err(_) => b,
                 })
                 .with_retry(retry_config())
+                .with_http_connector(no_redirects::NoRedirects)
                 .build()
         };
     }
@@ -283,8 +368,7 @@ impl ObjectStoreStorage {
                 kind: Kind::Local,
             });
         }
-        let (store, prefix, kind) =
-            build(&url, bounded(opts), None).map_err(|e| invalid(location, e))?;
+        let (store, prefix, kind) = build(location, &url, bounded(opts), None)?;
         Ok(Self {
             store,
             prefix: prefix.as_ref().trim_matches('/').to_string(),
@@ -323,8 +407,12 @@ impl ObjectStoreStorage {
             opts.push(("aws_endpoint".into(), endpoint.clone()));
             opts.push(("aws_region".into(), "auto".into()));
         }
-        let (store, prefix, kind) = build(&url, bounded(opts), Some(Arc::clone(&vending)))
-            .map_err(|e| invalid(&table.storage_location, e))?;
+        let (store, prefix, kind) = build(
+            &table.storage_location,
+            &url,
+            bounded(opts),
+            Some(Arc::clone(&vending)),
+        )?;
         let storage = Self {
             store,
             prefix: prefix.as_ref().trim_matches('/').to_string(),
@@ -372,6 +460,14 @@ impl ObjectStoreStorage {
 }
 
 fn map_err(path: &str, operation: &'static str, e: object_store::Error) -> StorageError {
+    if let Some((status, message)) = no_redirects::redirect_in(&e) {
+        return StorageError::Http {
+            path: path.to_string(),
+            operation,
+            status,
+            message,
+        };
+    }
     match e {
         object_store::Error::NotImplemented { .. } if operation == "list" => {
             StorageError::ListingUnsupported {

@@ -5,7 +5,8 @@
 //! Every URL is parsed with [`url::Url`] and then checked against the rules of its store,
 //! so that nothing typed into the URL can move a request (and the credential attached to
 //! it) to another host: no user info (except abfss' `container@account`), no query, no
-//! fragment, no `.`/`..` segment (also percent-encoded), no backslash or control character;
+//! fragment, no `.`/`..` segment (also percent-encoded), no backslash or control character,
+//! no `;` path parameter (Tomcat reads `..;` as `..`) except in a local path;
 //! Azure accounts are `[a-z0-9]{3,24}`, containers `[a-z0-9-]{3,63}`, buckets and
 //! bindings only letters, digits and `.-_`.
 
@@ -157,6 +158,15 @@ fn decode<'a>(url: &str, path: &'a str) -> Result<std::borrow::Cow<'a, str>, Url
         .map_err(|_| refuse(url, "the path is not UTF-8 once percent-decoded"))
 }
 
+/// Why a `;` in a path is refused.
+const PATH_PARAMETER: &str = "the path holds a ';' (also as '%3B'): servers such as Tomcat read what follows it as a path parameter and drop it, so '..;' climbs out of the table; table paths sent to a server may not hold ';' (rename the directory, or read it as a local path)";
+
+/// Whether `path` (percent-encoded or not) holds a `;`: a path parameter to servers that
+/// read them (`/tables/..;/secret` is `/secret` to Tomcat).
+fn has_path_parameter(path: &str) -> bool {
+    path.contains(';') || percent_decode_str(path).any(|b| b == b';')
+}
+
 /// Every `/`-separated segment of the decoded `key` is a name: not empty, `.` or `..`,
 /// without backslash or control character (an empty key is the store's root).
 fn check_segments(url: &str, key: &str) -> Result<(), UrlError> {
@@ -211,6 +221,9 @@ impl TableUrl {
             return Err(refuse(text, "table URLs carry no password"));
         }
         let scheme = url.scheme().to_ascii_lowercase();
+        if scheme != "file" && has_path_parameter(url.path()) {
+            return Err(refuse(text, PATH_PARAMETER));
+        }
         let store = match scheme.as_str() {
             "s3" | "s3a" => Store::S3 {
                 bucket: Self::bucket(text, &url)?,
@@ -399,8 +412,16 @@ impl TableUrl {
         }
     }
 
-    /// Whether `self` is `root` or lies under it (at a path-segment boundary).
+    /// Whether `self` is `root` or lies under it (at a path-segment boundary). A key
+    /// holding a path parameter (`;`, which [`TableUrl::parse`] refuses for every store
+    /// but local files) lies within nothing, as a `TableUrl` may be built by hand.
     pub fn is_within(&self, root: &TableUrl) -> bool {
+        if [self, root]
+            .iter()
+            .any(|t| t.store != Store::File && has_path_parameter(&t.key))
+        {
+            return false;
+        }
         // a catalog name lies within its catalog and schema (`uc://main` holds
         // `uc://main.sales.orders`), part by part
         if let (Store::UnityCatalog { name: me }, Store::UnityCatalog { name: root }) =
@@ -564,6 +585,46 @@ mod tests {
                 .to_string()
                 .contains("query")
         );
+    }
+
+    /// Audit #31 item 9: Tomcat-style path parameters (`..;` is `..` to Tomcat, which
+    /// drops what follows a `;` in each segment) are refused wherever the path goes to a
+    /// server, and containment refuses them even in a `TableUrl` built by hand.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn path_parameters_are_refused() {
+        for bad in [
+            "https://h/tables/..;/secret",
+            "https://h/tables/%2e%2e;/secret",
+            "https://h/tables/t;jsessionid=x",
+            "https://h/tables/t%3Bjsessionid=x",
+            "http://127.0.0.1:8080/tables/..;/x",
+            "s3://bkt/tables/..;/secret",
+            "gs://bkt/t;x",
+            "abfss://cont@acct.dfs.core.windows.net/t/..;/x",
+            "https://acct.blob.core.windows.net/cont/t;x",
+            "az://cont/t;x",
+            "r2://TABLES/t;x",
+        ] {
+            let e = TableUrl::parse(bad).err();
+            assert!(
+                e.as_ref().is_some_and(|e| e.message.contains("';'")),
+                "{bad} was accepted or refused for another reason: {e:?}"
+            );
+        }
+        // a local directory's name may hold ';' (it never reaches a server)
+        assert_eq!(ok("file:///tmp/a;b").key, "/tmp/a;b");
+        let root = ok("https://h/tables");
+        for key in [
+            "tables/..;/secret",
+            "tables/%2e%2e;/secret",
+            "tables/t;jsessionid=x",
+        ] {
+            let forged = TableUrl {
+                key: key.into(),
+                ..root.clone()
+            };
+            assert!(!forged.is_within(&root), "{key} is within {root}");
+        }
     }
 
     #[wasm_bindgen_test(unsupported = test)]
