@@ -74,6 +74,12 @@ pub enum CliError {
     #[error("{0}")]
     LocalAddr(#[source] io::Error),
 
+    /// `serve` on a non-loopback address: no token could be generated.
+    #[error(
+        "cannot generate the token a server reachable from the network needs (the system's random source failed: {0}); give one with --token, or bind 127.0.0.1"
+    )]
+    Token(String),
+
     /// `sql`: DataFusion could not parse, plan or run the statements.
     #[cfg(feature = "sql")]
     #[error("{0}")]

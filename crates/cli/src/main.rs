@@ -108,7 +108,8 @@ enum Command {
     /// Range), and table URLs (s3://, abfss://, az://, gs://, https://) relayed with your
     /// own credentials, so the tab needs no CORS rule and no secret; with no TABLE, the
     /// bundled demo table. Read-only; answers only requests addressed to this server
-    /// (Host), and other sites only with --cors-origin.
+    /// (Host), and other sites only with --cors-origin. Bound to a non-loopback --host,
+    /// the tables need a token (generated and printed, or --token).
     #[command(
         after_help = "Examples:\n  deltalens serve\n  deltalens serve ./events ./orders --port 8080\n  deltalens serve s3://bucket/sales"
     )]

@@ -22,6 +22,11 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        Server::start_printing(args).0
+    }
+
+    /// Starts the server; with the lines it printed, up to its last (`open <link>`).
+    fn start_printing(args: &[&str]) -> (Server, Vec<String>) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_deltalens"))
             .args(["serve", "--port", "0", "--stop-after", "300"])
             .args(args)
@@ -30,25 +35,28 @@ impl Server {
             .spawn()
             .expect("start deltalens serve");
         let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
+        let mut lines = Vec::new();
+        let mut port = None;
         for _ in 0..100 {
-            line.clear();
+            let mut line = String::new();
             if out.read_line(&mut line).expect("read stdout") == 0 {
                 break;
             }
-            if let Some(rest) = line
-                .split("serving the explorer at http://127.0.0.1:")
-                .nth(1)
-            {
-                let port = rest.trim().trim_end_matches('/').parse().expect("port");
+            if let Some(rest) = line.split("serving the explorer at http://").nth(1) {
+                let authority = rest.trim().trim_end_matches('/');
+                port = authority.rsplit(':').next().and_then(|p| p.parse().ok());
+            }
+            let last = line.starts_with("open ");
+            lines.push(line);
+            if let (true, Some(port)) = (last, port) {
                 // keep draining stdout so the server never blocks on a full pipe
                 std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-                return Server { child, port };
+                return (Server { child, port }, lines);
             }
         }
         let _ = child.kill();
         let _ = child.wait();
-        panic!("deltalens serve printed no address (last line {line:?})");
+        panic!("deltalens serve printed no address and link: {lines:?}");
     }
 
     fn host(&self) -> String {
@@ -413,7 +421,8 @@ fn table_files_are_inert_bytes() {
                 "{file}"
             );
             assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
-            assert_eq!(r.header("content-security-policy"), Some("sandbox"));
+            let csp = r.header("content-security-policy").unwrap();
+            assert!(csp.starts_with("sandbox;"), "{csp}");
         }
     }
     // the explorer keeps its types, and nosniff too
@@ -450,7 +459,12 @@ fn explorer_files_keep_their_types() {
         assert_eq!(r.status, 200, "{path}");
         assert_eq!(r.header("content-type"), Some(ty), "{path}");
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
-        assert_eq!(r.header("content-security-policy"), None, "{path}");
+        // not sandboxed (only never framed)
+        assert_eq!(
+            r.header("content-security-policy"),
+            Some("frame-ancestors 'none'"),
+            "{path}"
+        );
     }
     for path in [
         "/missing.js",
@@ -614,7 +628,10 @@ fn the_embedded_demo_table_is_served_too() {
     assert_eq!(r.status, 206, "{r:?}");
     assert_eq!(r.body, b"{");
     assert_eq!(r.header("content-type"), Some("application/octet-stream"));
-    assert_eq!(r.header("content-security-policy"), Some("sandbox"));
+    assert_eq!(
+        r.header("content-security-policy"),
+        Some("sandbox; frame-ancestors 'none'")
+    );
     let r = srv.request("HEAD", &format!("/tables/demo/{LOG0}"), &[]);
     assert_eq!(r.status, 200);
     assert!(r.len() > 0);
@@ -843,10 +860,11 @@ fn open_starts_the_browser_on_the_table() {
     }
     let url = fs::read_to_string(&seen).unwrap();
     let url = url.trim_end();
+    // the table's URL percent-encoded as the query value it is
     assert!(
         url.starts_with("http://127.0.0.1:")
-            && url.contains("/?table=http://127.0.0.1:")
-            && url.ends_with("/tables/demo"),
+            && url.contains("/?table=http%3A%2F%2F127.0.0.1%3A")
+            && url.ends_with("%2Ftables%2Fdemo"),
         "{url}"
     );
     // no browser at all: the link is printed
@@ -863,4 +881,214 @@ fn open_starts_the_browser_on_the_table() {
         "{stdout}"
     );
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `file://<canonical dir>`: the table directory relayed as a URL.
+fn file_url(dir: &Path) -> String {
+    format!("file://{}", fs::canonicalize(dir).unwrap().display())
+}
+
+/// `method path` with a short read timeout: an answer that does not come within `within`
+/// fails the test instead of hanging it.
+fn request_within(srv: &Server, method: &str, path: &str, within: Duration) -> Response {
+    let mut s = srv.connect();
+    s.set_read_timeout(Some(within)).unwrap();
+    let host = srv.host();
+    s.write_all(request(method, path, &[("Host", &host)]).as_bytes())
+        .unwrap();
+    read_response(&mut BufReader::new(s), method == "HEAD")
+}
+
+/// Audit #31, 5: a FIFO in a table directory is refused at once, through /tables/ and
+/// through the relay (opening it would wait for a writer, holding a connection slot).
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_a_table_is_refused_at_once() {
+    let t = TempTable::new("fifo");
+    let made = Command::new("mkfifo")
+        .arg(t.dir().join("fifo.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let relayed = file_url(&t.dir());
+    let srv = Server::start(&["--max-connections", "2", &t.arg(), &relayed]);
+    let relay_path = relay_object(&relayed, "fifo.json");
+    for path in ["/tables/xss/fifo.json", relay_path.as_str()] {
+        for method in ["GET", "HEAD"] {
+            let started = Instant::now();
+            let r = request_within(&srv, method, path, Duration::from_secs(5));
+            assert!((400..500).contains(&r.status), "{method} {path}: {r:?}");
+            assert!(started.elapsed() < Duration::from_secs(5));
+        }
+    }
+    // no slot is left taken
+    let r = request_within(
+        &srv,
+        "GET",
+        &format!("/tables/xss/{LOG0}"),
+        Duration::from_secs(5),
+    );
+    assert_eq!(r.status, 200);
+}
+
+/// Audit #31, 6: one rule for local files on every path: a link may point anywhere
+/// inside the table, nowhere outside it (a file or a directory), for /tables/, the
+/// relay's reads and its listings alike.
+#[cfg(unix)]
+#[test]
+fn links_out_of_a_table_are_refused_on_every_path() {
+    use std::os::unix::fs::symlink;
+    let t = TempTable::new("links");
+    fs::write(t.base.join("secret.txt"), "root:x:0:0").unwrap();
+    fs::create_dir_all(t.base.join("outside")).unwrap();
+    fs::write(t.base.join("outside/secret.json"), "root:x:0:0").unwrap();
+    symlink(t.base.join("secret.txt"), t.dir().join("link.txt")).unwrap();
+    symlink(t.base.join("outside"), t.dir().join("_delta_log/out")).unwrap();
+    symlink(t.dir().join(LOG0), t.dir().join("alias.json")).unwrap();
+    let relayed = file_url(&t.dir());
+    let srv = Server::start(&[&t.arg(), &relayed]);
+    for path in ["link.txt", "_delta_log/out/secret.json"] {
+        let r = srv.get(&format!("/tables/xss/{path}"), &[]);
+        assert_eq!(r.status, 404, "/tables/ {path}: {r:?}");
+        assert!(!contains(&r.body, b"root:"), "{path}");
+        for method in ["GET", "HEAD"] {
+            let r = srv.request(method, &relay_object(&relayed, path), &[]);
+            assert_eq!(r.status, 403, "relay {method} {path}: {r:?}");
+            assert!(!contains(&r.body, b"root:"), "{path}");
+        }
+    }
+    // a link inside the table is a file of the table
+    assert_eq!(srv.get("/tables/xss/alias.json", &[]).body, log0());
+    assert_eq!(
+        srv.get(&relay_object(&relayed, "alias.json"), &[]).body,
+        log0()
+    );
+    // and a listing shows nothing that lies outside
+    for prefix in ["", "_delta_log/"] {
+        let q = url_encode(&[("table", &relayed), ("prefix", prefix)]);
+        let r = srv.get(&format!("/v1/list?{q}"), &[]);
+        assert_eq!(r.status, 200, "{r:?}");
+        let listed = String::from_utf8_lossy(&r.body);
+        assert!(listed.contains(LOG0), "{listed}");
+        assert!(
+            !listed.contains("secret") && !listed.contains("link.txt"),
+            "{prefix:?}: {listed}"
+        );
+    }
+}
+
+/// Audit #31, 8: every answer — success, 404, error, refusal — carries the same
+/// `Cross-Origin-Resource-Policy` (else another site tells existing files from missing
+/// ones), and none may be framed.
+#[test]
+fn every_answer_has_corp_and_none_can_be_framed() {
+    let t = TempTable::new("corp");
+    let srv = Server::start(&[&t.arg()]);
+    let log = format!("/tables/xss/{LOG0}");
+    let answers = [
+        (200, srv.get(&log, &[])),
+        (200, srv.get("/", &[])),
+        (404, srv.get("/tables/xss/nothing", &[])),
+        (404, srv.get("/missing.js", &[])),
+        (416, srv.get(&log, &[("Range", "bytes=99999999-")])),
+        (405, srv.request("DELETE", &log, &[("Content-Length", "0")])),
+        (403, srv.get(&relay_object("s3://elsewhere/t", "x"), &[])),
+        (
+            421,
+            srv.raw("GET", &request("GET", "/", &[("Host", "evil.example")])),
+        ),
+        (400, srv.raw("GET", &request("GET", "/", &[]))),
+    ];
+    for (status, r) in &answers {
+        assert_eq!(r.status, *status, "{r:?}");
+        assert_eq!(
+            r.header("cross-origin-resource-policy"),
+            Some("same-origin"),
+            "{r:?}"
+        );
+        assert_eq!(r.header("x-frame-options"), Some("DENY"), "{r:?}");
+        let csp = r.header("content-security-policy").unwrap_or_default();
+        assert!(csp.contains("frame-ancestors 'none'"), "{r:?}");
+    }
+}
+
+/// Audit #31, 12: a table directory's name reaches the terminal escaped, and the printed
+/// links carry it percent-encoded (and still lead to the table).
+#[cfg(unix)]
+#[test]
+fn names_print_escaped_and_links_encoded() {
+    let t = TempTable::new("names");
+    let odd = t.base.join("red\u{1b}[31m&x");
+    copy_dir(&t.dir(), &odd);
+    let (srv, lines) = Server::start_printing(&[odd.to_str().unwrap()]);
+    let out = lines.concat();
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("table red\\x1b[31m&x: "), "{out}");
+    let port = srv.port;
+    let link = format!(
+        "http://127.0.0.1:{port}/?table=http%3A%2F%2F127.0.0.1%3A{port}%2Ftables%2Fred%251B%255B31m%2526x"
+    );
+    assert!(
+        lines.iter().any(|l| l.trim_end() == format!("open {link}")),
+        "{out}"
+    );
+    // what the link names is the table
+    let r = srv.get(&format!("/tables/red%1B%5B31m%26x/{LOG0}"), &[]);
+    assert_eq!((r.status, r.body), (200, log0()));
+}
+
+/// Audit #31, 14: bound to a non-loopback address, the server wants its token (printed
+/// once, generated) for every table and relay request; the page itself loads. The token
+/// comes as `Authorization: Bearer` (the explorer's relay token) or as the cookie the
+/// printed link sets.
+#[test]
+fn a_non_loopback_bind_needs_the_token() {
+    let t = TempTable::new("token");
+    let relayed = file_url(&t.dir());
+    let (srv, lines) = Server::start_printing(&["--host", "0.0.0.0", &t.arg(), &relayed]);
+    let token = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no token printed: {lines:?}"))
+        .to_string();
+    assert!(token.len() >= 32, "{token}");
+    let open = lines.last().unwrap();
+    assert!(open.contains(&format!("token={token}")), "{open}");
+    let bearer = format!("Bearer {token}");
+    let tables = format!("/tables/xss/{LOG0}");
+    let relay_read = relay_object(&relayed, LOG0);
+    for path in [tables.as_str(), relay_read.as_str(), "/v1/tables"] {
+        let r = srv.get(path, &[]);
+        assert_eq!(r.status, 401, "{path}: {r:?}");
+        assert!(r.header("www-authenticate").is_some(), "{r:?}");
+        assert!(!contains(&r.body, &log0()[..40]));
+        for wrong in ["Bearer nope", &format!("Bearer {token}x"), "Basic eDp5"] {
+            let r = srv.get(path, &[("Authorization", wrong)]);
+            assert_eq!(r.status, 401, "{path} {wrong}: {r:?}");
+        }
+        let r = srv.get(path, &[("Authorization", &bearer)]);
+        assert_eq!(r.status, 200, "{path}: {r:?}");
+    }
+    assert_eq!(
+        srv.get(&relay_read, &[("Authorization", &bearer)]).body,
+        log0()
+    );
+    // the page loads without it
+    assert_eq!(srv.get("/", &[]).status, 200);
+    // the printed link: the token becomes a cookie, and the page's address loses it
+    let r = srv.get(&format!("/?token={token}&table=t"), &[]);
+    assert_eq!(r.status, 303, "{r:?}");
+    assert_eq!(r.header("location"), Some("/?table=t"));
+    let set = r.header("set-cookie").unwrap();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    let cookie = set.split(';').next().unwrap();
+    let r = srv.get(&tables, &[("Cookie", cookie)]);
+    assert_eq!((r.status, r.body), (200, log0()));
+    let r = srv.get("/?token=nope&table=t", &[]);
+    assert_eq!(r.status, 401, "{r:?}");
+    assert!(r.header("set-cookie").is_none());
 }

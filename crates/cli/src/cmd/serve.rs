@@ -8,7 +8,14 @@
 //! - the Host header must name this server (a loopback name or the bound address, with
 //!   the bound port), else 421: a DNS-rebinding page cannot read the tables;
 //! - table files are inert bytes: `application/octet-stream`, `nosniff`, `CSP: sandbox`
-//!   (a table holding `x.html` cannot run script on the explorer's origin).
+//!   (a table holding `x.html` cannot run script on the explorer's origin);
+//! - every answer, errors and 404s too, carries `Cross-Origin-Resource-Policy:
+//!   same-origin` and forbids framing (another site can neither embed a file, nor tell
+//!   an existing one from a missing one, nor frame the explorer);
+//! - local files are read only when, links resolved, they are regular files inside their
+//!   table (one rule for `/tables/` and the relay's `file://` tables: [`files::local_file`]);
+//! - bound to a non-loopback address, table and relay requests need a token (generated
+//!   and printed unless given): anyone on the network could otherwise read the tables.
 //!
 //! And against one request costing much: HEAD and ranges read only what they send, bodies
 //! stream in chunks, heads are bounded in size and time, connections in number.
@@ -32,9 +39,9 @@ use crate::args::positive;
 use crate::error::CliError;
 use files::{Found, Kind};
 use http::{Answer, Request};
-use policy::{Policy, Refusal};
+use policy::{Access, Policy, Refusal};
 
-use policy::parse_origin;
+use policy::{parse_origin, parse_token};
 
 /// At the connection limit, how often the accept loop looks for a free slot.
 const SLOT_POLL: Duration = Duration::from_millis(10);
@@ -64,6 +71,12 @@ pub struct Args {
     /// with CORS; repeatable. Without it only the explorer served here can.
     #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = parse_origin)]
     pub cors_origins: Vec<String>,
+    /// The token table and relay requests must bring (`Authorization: Bearer <token>`, or
+    /// the cookie the printed link sets). Needed for a --host other than a loopback
+    /// address, and generated (and printed) when not given; a token given here shows in
+    /// the process list.
+    #[arg(long, value_name = "TOKEN", value_parser = parse_token)]
+    pub token: Option<String>,
     /// Most connections open at once; more wait until one closes.
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = positive)]
     pub max_connections: usize,
@@ -111,6 +124,30 @@ async fn serve_request(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> 
     }
     // a request body is never read, so nothing after it can be trusted to be a request
     let close = req.wants_close() || req.has_body();
+    match site.policy.access(&req) {
+        Access::Open => {}
+        Access::Login { location, cookie } => {
+            Answer::new("303 See Other")
+                .header("Location", location)
+                .header("Set-Cookie", cookie)
+                .header("Cache-Control", "no-store")
+                .header("Referrer-Policy", "no-referrer")
+                .closing(close)
+                .send(stream, b"", head_only)
+                .await?;
+            return Ok(!close);
+        }
+        Access::Refused => {
+            Answer::new("401 Unauthorized")
+                .header("WWW-Authenticate", "Bearer realm=\"deltalens\"")
+                .header("Content-Type", "text/plain; charset=utf-8")
+                .header("Cache-Control", "no-store")
+                .closing(close)
+                .send(stream, NEEDS_TOKEN.as_bytes(), head_only)
+                .await?;
+            return Ok(!close);
+        }
+    }
     let cors = site.policy.cors(req.header("origin"));
     let answer = match req.method.as_str() {
         "GET" | "HEAD" => {
@@ -128,6 +165,12 @@ async fn serve_request(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> 
     answer.closing(close).send(stream, b"", false).await?;
     Ok(!close)
 }
+
+/// The text of a 401.
+const NEEDS_TOKEN: &str = "this server's tables need its token (it was bound to an address \
+other than loopback, or given --token): open a link `deltalens serve` printed (it sets the \
+token as a cookie), or send `Authorization: Bearer <token>` (the explorer's \"relay token\" \
+field)\n";
 
 /// 405: this server only reads (`OPTIONS` only as a CORS preflight from a configured
 /// origin; otherwise it is a method like any other it does not have).
@@ -211,8 +254,8 @@ fn requested_range(req: &Request, found: &Found) -> RangeAnswer {
 }
 
 /// Headers of a file answer. Table files are data, whatever their name: never rendered
-/// (`octet-stream`, and `sandbox` should a browser render one anyway), never embedded by
-/// another site (`Cross-Origin-Resource-Policy`, which CORS reads are not subject to).
+/// (`octet-stream`, and `sandbox` should a browser render one anyway); like every answer,
+/// never embedded by another site ([`Answer::new`]).
 fn file_answer(status: &'static str, found: &Found) -> Answer {
     let answer = Answer::new(status)
         .header("Accept-Ranges", "bytes")
@@ -221,8 +264,7 @@ fn file_answer(status: &'static str, found: &Found) -> Answer {
     match found.kind {
         Kind::Table => answer
             .header("Content-Type", "application/octet-stream")
-            .header("Content-Security-Policy", "sandbox")
-            .header("Cross-Origin-Resource-Policy", "same-origin"),
+            .sandboxed(),
         Kind::App(ty) => answer.header("Content-Type", ty),
     }
 }
@@ -268,21 +310,119 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>, max: usize) {
     }
 }
 
-/// The explorer's link to a relayed table: the table through this server (`via=/`, the
-/// page's own origin).
-fn relay_link(base: &str, table: &str) -> String {
-    let q: String = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("table", table)
-        .append_pair("via", "/")
-        .finish();
-    format!("{base}/?{q}")
+/// `{base}/` with the query `pairs` (the token first, when the server needs one), every
+/// value percent-encoded: the link holds whatever a name holds as data.
+fn page_link(base: &str, token: Option<&str>, pairs: &[(&str, &str)]) -> String {
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    if let Some(t) = token {
+        q.append_pair("token", t);
+    }
+    for (k, v) in pairs {
+        q.append_pair(k, v);
+    }
+    let q = q.finish();
+    if q.is_empty() {
+        format!("{base}/")
+    } else {
+        format!("{base}/?{q}")
+    }
 }
 
-/// Prints where the explorer and each table are; the link to open (the only table's, or
-/// the explorer's).
-fn announce(site: &Site, addr: SocketAddr) -> String {
-    let base = format!("http://{addr}");
+/// The explorer's link to the local table `name` (served under `/tables/`).
+fn table_link(base: &str, token: Option<&str>, name: &str) -> String {
+    let table = format!("{base}/tables/{}", path_segment(name));
+    page_link(base, token, &[("table", &table)])
+}
+
+/// The explorer's link to a relayed table: the table through this server (`via=/`, the
+/// page's own origin).
+fn relay_link(base: &str, token: Option<&str>, table: &str) -> String {
+    page_link(base, token, &[("table", table), ("via", "/")])
+}
+
+/// `s` percent-encoded as one URL path segment (every byte but `A-Z a-z 0-9 - . _ ~`).
+fn path_segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `s` safe to print: what a terminal would act on escaped ([`terminal_safe`]: controls,
+/// ESC sequences, bidi overrides), and the invisible characters that hide text too.
+///
+/// [`terminal_safe`]: deltalens_present::text::terminal_safe
+fn shown(s: &str) -> String {
+    deltalens_present::text::terminal_safe(s, false)
+        .chars()
+        .map(|c| {
+            if invisible(c) {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Characters that show as nothing (zero-width, direction marks, fillers, tags).
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
+}
+
+/// How the server was bound, for what it prints.
+struct Bound {
+    addr: SocketAddr,
+    /// The token requests need, if any.
+    token: Option<String>,
+    /// Whether this server made the token up (then it is printed).
+    generated: bool,
+}
+
+/// Prints where the explorer and each table are (names escaped, links encoded, with the
+/// token when one is needed); the link to open (the only table's, or the explorer's).
+fn announce(site: &Site, bound: &Bound) -> String {
+    let base = format!("http://{}", bound.addr);
+    let token = bound.token.as_deref();
     println!("deltalens: serving the explorer at {base}/");
+    if !bound.addr.ip().is_loopback() {
+        eprintln!(
+            "deltalens: warning: {} is not a loopback address: anyone who can reach port {} \
+             can ask this server for the tables it reads (with your credentials). Every \
+             table and relay request needs the token; bind 127.0.0.1 (the default) to serve \
+             this machine only.",
+            bound.addr.ip(),
+            bound.addr.port()
+        );
+    }
+    if let (Some(t), true) = (token, bound.generated) {
+        println!(
+            "  token: {t} (send `Authorization: Bearer <token>`, or open one of the links below once)"
+        );
+    }
     if !site.files.has_app() {
         println!(
             "  (this binary has no embedded explorer: run scripts/build-web, or pass --app-dir)"
@@ -290,23 +430,27 @@ fn announce(site: &Site, addr: SocketAddr) -> String {
     }
     let names: Vec<&String> = site.files.table_names().collect();
     for n in &names {
-        println!("  table {n}: {base}/?table={base}/tables/{n}");
+        println!("  table {}: {}", shown(n), table_link(&base, token, n));
     }
     let relayed: Vec<&str> = site.relay.names().collect();
     for t in &relayed {
-        println!("  table {t} (relayed): {}", relay_link(&base, t));
+        println!(
+            "  table {} (relayed): {}",
+            shown(t),
+            relay_link(&base, token, t)
+        );
     }
     let link = match (names.as_slice(), relayed.as_slice()) {
-        ([only], []) => Some(format!("{base}/?table={base}/tables/{only}")),
-        ([], [only]) => Some(relay_link(&base, only)),
-        _ => None,
+        ([only], []) => table_link(&base, token, only),
+        ([], [only]) => relay_link(&base, token, only),
+        // the landing view that lists them all
+        _ => page_link(&base, token, &[]),
     };
-    // the last line: the one table, or the landing view that lists them all
-    let open = link.unwrap_or(format!("{base}/"));
-    println!("open {open}");
+    // the last line: the link to open
+    println!("open {link}");
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    open
+    link
 }
 
 /// `deltalens open`: serve, then open the system browser on the table (or say where to).
@@ -339,13 +483,25 @@ async fn serve(args: Args, open_browser: bool) -> Result<String, CliError> {
             source,
         })?;
     let addr = listener.local_addr().map_err(CliError::LocalAddr)?;
-    let policy = Policy::new(addr, &args.host, args.cors_origins);
+    // reachable from the network: the tables need a token
+    let generated = args.token.is_none() && !addr.ip().is_loopback();
+    let token = match args.token {
+        Some(t) => Some(t),
+        None if generated => Some(policy::new_token()?),
+        None => None,
+    };
+    let policy = Policy::new(addr, &args.host, args.cors_origins).with_token(token.clone());
     let site = Arc::new(Site {
         files,
         relay,
         policy,
     });
-    let link = announce(&site, addr);
+    let bound = Bound {
+        addr,
+        token,
+        generated,
+    };
+    let link = announce(&site, &bound);
     if open_browser {
         if crate::browser::open(&link) {
             println!("opened the explorer in your browser");
@@ -363,4 +519,29 @@ async fn serve(args: Args, open_browser: bool) -> Result<String, CliError> {
         None => accept.await,
     }
     Ok(String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_links() {
+        assert_eq!(shown("plain name"), "plain name");
+        assert_eq!(
+            shown("red\u{1b}[31m\u{202e}gpj.exe\u{200b}\u{feff}"),
+            "red\\x1b[31m\\u{202e}gpj.exe\\u{200b}\\u{feff}"
+        );
+        assert_eq!(path_segment("a b&c/%é"), "a%20b%26c%2F%25%C3%A9");
+        let base = "http://127.0.0.1:8080";
+        assert_eq!(
+            table_link(base, None, "a&b"),
+            "http://127.0.0.1:8080/?table=http%3A%2F%2F127.0.0.1%3A8080%2Ftables%2Fa%2526b"
+        );
+        assert_eq!(
+            relay_link(base, Some("t0k"), "s3://b/x&y"),
+            "http://127.0.0.1:8080/?token=t0k&table=s3%3A%2F%2Fb%2Fx%26y&via=%2F"
+        );
+        assert_eq!(page_link(base, None, &[]), "http://127.0.0.1:8080/");
+    }
 }

@@ -5,7 +5,7 @@
 //! and bodies are sent from an open file in chunks, only the requested range.
 
 use std::collections::BTreeMap;
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -197,16 +197,48 @@ fn relative(path: &str) -> Option<&str> {
     ok.then_some(path)
 }
 
-/// Opens `root/rel` if it is a regular file whose real path (symlinks resolved) is still
-/// inside `root` (canonical).
-fn open_inside(root: &Path, rel: &str, kind: Kind) -> Option<Found> {
-    let real = root.join(rel).canonicalize().ok()?;
+/// Why a local file is not served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Nothing there (or it cannot be resolved), or a directory: not a file of the table.
+    Missing,
+    /// Not a plain relative path, or its real path (links resolved) lies outside the root.
+    Outside,
+    /// Not a regular file: a FIFO (opening one waits for a writer), a socket or a device.
+    NotAFile,
+}
+
+/// The one rule for the local files every `serve` path reads (`/tables/`, `--app-dir`,
+/// the relay's `file://` tables): `rel` is a plain relative path, and `root/rel`, every
+/// link resolved, is a regular file still inside `root` (canonical). Its real path and
+/// metadata, learnt without opening it; blocking.
+pub fn local_file(root: &Path, rel: &str) -> Result<(PathBuf, Metadata), Refused> {
+    let rel = relative(rel).ok_or(Refused::Outside)?;
+    let real = root
+        .join(rel)
+        .canonicalize()
+        .map_err(|_| Refused::Missing)?;
     if !real.starts_with(root) {
-        return None;
+        return Err(Refused::Outside);
     }
+    let meta = std::fs::symlink_metadata(&real).map_err(|_| Refused::Missing)?;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Err(Refused::Missing);
+    }
+    if !kind.is_file() {
+        return Err(Refused::NotAFile);
+    }
+    Ok((real, meta))
+}
+
+/// Opens `root/rel` if [`local_file`] allows it, and only the file it checked (one
+/// swapped in since is refused).
+fn open_inside(root: &Path, rel: &str, kind: Kind) -> Option<Found> {
+    let (real, checked) = local_file(root, rel).ok()?;
     let file = File::open(&real).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() {
+    if !meta.is_file() || !same_file(&checked, &meta) {
         return None;
     }
     let mtime = meta
@@ -220,6 +252,19 @@ fn open_inside(root: &Path, rel: &str, kind: Kind) -> Option<Found> {
         body: Body::File(file),
         kind,
     })
+}
+
+/// Whether two metadata are of the same file (device and inode; elsewhere, the check
+/// before opening is all there is).
+#[cfg(unix)]
+fn same_file(a: &Metadata, b: &Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &Metadata, _: &Metadata) -> bool {
+    true
 }
 
 /// The type of an explorer file, by extension.
@@ -286,6 +331,7 @@ fn read_chunk(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -298,6 +344,30 @@ mod tests {
         ] {
             assert_eq!(relative(no), None, "{no:?}");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn one_rule_for_local_files() {
+        let base = std::env::temp_dir().join(format!("deltalens-local-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("t");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("d/f.json"), "{}").unwrap();
+        std::fs::write(base.join("secret"), "x").unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("d/f.json"), root.join("in")).unwrap();
+        let root = root.canonicalize().unwrap();
+        assert!(local_file(&root, "d/f.json").is_ok());
+        assert!(local_file(&root, "in").is_ok());
+        assert_eq!(local_file(&root, "out").unwrap_err(), Refused::Outside);
+        assert_eq!(
+            local_file(&root, "../secret").unwrap_err(),
+            Refused::Outside
+        );
+        assert_eq!(local_file(&root, "d").unwrap_err(), Refused::Missing);
+        assert_eq!(local_file(&root, "nope").unwrap_err(), Refused::Missing);
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

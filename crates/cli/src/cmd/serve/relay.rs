@@ -7,6 +7,7 @@
 //! under the table root (the protocol's checks); nothing is ever written.
 
 use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 use deltalens_catalog::EntryKind;
@@ -15,10 +16,11 @@ use tokio::sync::Mutex;
 
 use deltalens_object_store::{ObjectRead, ReadError};
 use deltalens_storage::relay::{self, ListPage, RelayRequest};
-use deltalens_storage::{StorageError, TableUrl, http_range};
+use deltalens_storage::{ObjectMeta, StorageError, TableUrl, http_range};
 use futures::StreamExt;
 use tokio::net::TcpStream;
 
+use super::files::{self, Refused};
 use super::http::{self, Answer, Request};
 use crate::error::CliError;
 use crate::source::Source;
@@ -251,6 +253,12 @@ impl Relay {
         };
         match parsed {
             RelayRequest::Object { path, .. } => {
+                if let Some(root) = table.source.local_root()
+                    && let Some((status, why)) = local_refusal(root, &path).await
+                {
+                    text(stream, req, cors, close, status, &why).await?;
+                    return Ok(true);
+                }
                 let read = if req.method == "HEAD" {
                     storage.head_object(&path).await.map_err(ReadError::Storage)
                 } else {
@@ -269,7 +277,13 @@ impl Relay {
                     .await;
                 match found {
                     Ok(objects) => {
-                        let body = ListPage::of(objects).to_json();
+                        // paged before filtering: the next page starts where the store's
+                        // listing stopped, whatever this one drops
+                        let mut page = ListPage::of(objects);
+                        if let Some(root) = table.source.local_root() {
+                            page.objects = local_only(root, page.objects).await;
+                        }
+                        let body = page.to_json();
                         json(stream, req, cors, close, "200 OK", body).await?;
                     }
                     Err(e) => {
@@ -295,6 +309,47 @@ impl Relay {
             )
         }
     }
+}
+
+/// Why the relay does not read `path` of the local table at `root` (the one rule for
+/// local files, [`files::local_file`]), checked off the async threads; `None` to read it.
+async fn local_refusal(root: &Path, path: &str) -> Option<(&'static str, String)> {
+    let (dir, rel) = (root.to_path_buf(), path.to_string());
+    let checked = tokio::task::spawn_blocking(move || files::local_file(&dir, &rel)).await;
+    let why = match checked {
+        Ok(Ok(_)) => return None,
+        Ok(Err(Refused::Missing)) => ("404 Not Found", "there is no such file in the table"),
+        Ok(Err(Refused::Outside)) => (
+            "403 Forbidden",
+            "it leads out of the table (a link to something outside it); the relay reads \
+             only files inside the table's directory",
+        ),
+        Ok(Err(Refused::NotAFile)) => (
+            "403 Forbidden",
+            "it is not a regular file (a FIFO, socket or device); the relay reads only files",
+        ),
+        Err(_) => (
+            "500 Internal Server Error",
+            "the check of the file failed; try again",
+        ),
+    };
+    Some((
+        why.0,
+        format!("the relay does not read {path:?}: {}", why.1),
+    ))
+}
+
+/// The listed `objects` the relay would read (see [`local_refusal`]), off the async
+/// threads; none when the check itself fails.
+async fn local_only(root: &Path, objects: Vec<ObjectMeta>) -> Vec<ObjectMeta> {
+    let dir = root.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut objects = objects;
+        objects.retain(|o| files::local_file(&dir, &o.path).is_ok());
+        objects
+    })
+    .await
+    .unwrap_or_default()
 }
 
 /// The status and text of a store's error, for the tab to show.
@@ -325,8 +380,7 @@ fn cached(
 ) -> Answer {
     Answer::new(status)
         .header("Cache-Control", cache)
-        .header("Content-Security-Policy", "sandbox")
-        .header("Cross-Origin-Resource-Policy", "same-origin")
+        .sandboxed()
         .headers(cors)
         .closing(close)
 }
