@@ -6,6 +6,7 @@ use deltalens_core::VersionSpec;
 use deltalens_core::scan::ScanOptions;
 
 use crate::error::CliError;
+use crate::output::Output;
 use crate::table::IoReport;
 use deltalens_present::Format;
 
@@ -91,7 +92,10 @@ pub struct RowArgs {
     #[arg(long, value_name = "N", default_value_t = deltalens_core::scan::DEFAULT_BATCH_SIZE,
           value_parser = positive)]
     pub batch_size: usize,
-    /// Output format.
+    /// Output format. Through a pipe or to --output every format is the exact data; on a
+    /// terminal, characters a terminal would act on or that draw nothing (controls, ESC,
+    /// bidi and zero-width characters) are escaped: as \uXXXX in JSON (the same values),
+    /// visibly as \x1b or \u{202e} in CSV and TSV (a view, not the bytes: pipe for those).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Files decoded in parallel by a scan without --limit (default: the number of cores;
@@ -104,11 +108,10 @@ pub struct RowArgs {
 }
 
 impl RowArgs {
-    /// The scan these arguments ask for (the filter parsed).
     /// The format rows are written in: `--json` means JSON lines (one object per row);
     /// with another `--format` it is refused. Parquet and Arrow (binary) are refused for
-    /// a terminal: give `--output FILE` or redirect.
-    pub fn format(&self, json: bool) -> Result<Format, CliError> {
+    /// a terminal (as `out` sees stdout): give `--output FILE` or redirect.
+    pub fn format(&self, json: bool, out: &Output) -> Result<Format, CliError> {
         let format = match (json, self.format) {
             (false, f) => f,
             (true, Format::Table | Format::Jsonl) => Format::Jsonl,
@@ -120,16 +123,11 @@ impl RowArgs {
                 });
             }
         };
-        let binary = matches!(format, Format::Arrow | Format::Parquet);
-        if binary && self.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-            return Err(CliError::Argument {
-                expected: "--output FILE or a redirect for binary rows (not a terminal)",
-                given: format!("--format {}", format.name()),
-            });
-        }
+        out.check_rows(format, self.output.as_deref())?;
         Ok(format)
     }
 
+    /// The scan these arguments ask for (the filter parsed).
     pub fn scan_options(&self) -> Result<ScanOptions, CliError> {
         let filter = match &self.filter {
             Some(f) => Some(deltalens_core::predicate::Predicate::parse(f)?),

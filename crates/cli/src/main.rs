@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::error::CliError;
+use crate::output::{Doc, Output};
 
 /// `--version`: the crate version and the commit built.
 const VERSION: &str = concat!(
@@ -144,82 +145,78 @@ enum Command {
     Man,
 }
 
-/// Runs the subcommand: what to print on stdout, or why it failed.
-async fn dispatch(command: Command) -> Result<String, CliError> {
-    match command {
-        Command::Info(a) => cmd::info::run(a).await,
-        Command::Health(a) => cmd::health::run(a).await,
-        Command::Schema(a) => cmd::schema::run(a).await,
-        Command::History(a) => cmd::history::run(a).await,
-        Command::Files(a) => cmd::files::run(a).await,
-        Command::Query(a) => cmd::query::run(a).await,
+/// Runs the subcommand: what to print on stdout (rows and long listings it streamed
+/// through `out` already), or why it failed.
+async fn dispatch(command: Command, out: &Output) -> Result<Option<Doc>, CliError> {
+    let doc = match command {
+        Command::Info(a) => cmd::info::run(a).await?,
+        Command::Health(a) => cmd::health::run(a).await?,
+        Command::Schema(a) => cmd::schema::run(a).await?,
+        Command::History(a) => cmd::history::run(a).await?,
+        Command::Files(a) => return cmd::files::run(a, out).await,
+        Command::Query(a) => return cmd::query::run(a, out).await.map(|()| None),
         #[cfg(feature = "sql")]
-        Command::Sql(a) => cmd::sql::run(a).await,
-        Command::Scan(a) => cmd::scan::run(a).await,
-        Command::Diff(a) => cmd::diff::run(a).await,
-        Command::Plan(a) => cmd::plan::run(a).await,
-        Command::Bench(a) => cmd::bench::run(a).await,
-        Command::Serve(a) => cmd::serve::run(a).await,
-        Command::Changes(a) => cmd::changes::run(a).await,
-        Command::Catalog(a) => cmd::catalog::run(a).await,
-        Command::Open(a) => cmd::serve::run_open(a).await,
+        Command::Sql(a) => return cmd::sql::run(a, out).await.map(|()| None),
+        Command::Scan(a) => return cmd::scan::run(a, out).await.map(|()| None),
+        Command::Diff(a) => cmd::diff::run(a).await?,
+        Command::Plan(a) => cmd::plan::run(a).await?,
+        Command::Bench(a) => cmd::bench::run(a).await?,
+        Command::Serve(a) => Doc::Text(cmd::serve::run(a).await?),
+        Command::Changes(a) => return cmd::changes::run(a, out).await.map(|()| None),
+        Command::Catalog(a) => cmd::catalog::run(a).await?,
+        Command::Open(a) => Doc::Text(cmd::serve::run_open(a).await?),
         Command::Completions { shell } => {
-            let mut out = Vec::new();
+            let mut text = Vec::new();
             let mut cli = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cli, "deltalens", &mut out);
-            Ok(String::from_utf8_lossy(&out).into_owned())
+            clap_complete::generate(shell, &mut cli, "deltalens", &mut text);
+            Doc::Text(String::from_utf8_lossy(&text).into_owned())
         }
         Command::Man => {
-            let mut out = Vec::new();
+            let mut text = Vec::new();
             clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
-                .render(&mut out)
+                .render(&mut text)
                 .map_err(|e| CliError::Present(deltalens_present::PresentError::Io(e)))?;
-            Ok(String::from_utf8_lossy(&out).into_owned())
+            Doc::Text(String::from_utf8_lossy(&text).into_owned())
         }
-    }
+    };
+    Ok(Some(doc))
 }
 
 /// Prints the error on stderr — `error: …`, or with `--json` one JSON object
-/// `{"error": {"code", "message"}}` (the worker's shape) — and returns its exit status by
-/// class (`error::exit_code_of`). A closed output pipe (`deltalens files T | head`) ends
-/// quietly, as `ls | head` does. A closed stderr is not a second error.
-fn fail(e: &CliError, json: bool) -> ExitCode {
+/// `{"error": {"code", "message"}}` (the worker's shape), as [`Output::error_text`]
+/// escapes them — and returns its exit status by class (`error::exit_code_of`). A closed
+/// output pipe (`deltalens files T | head`) ends quietly, as `ls | head` does. A closed
+/// stderr is not a second error.
+fn fail(e: &CliError, json: bool, out: &Output) -> ExitCode {
     use std::io::Write as _;
     if e.is_broken_pipe() {
         return ExitCode::SUCCESS;
     }
-    let text = if json {
-        serde_json::json!({"error": {"code": e.code(), "message": e.to_string()}}).to_string()
-    } else {
-        format!(
-            "error: {}",
-            deltalens_present::text::terminal_safe(&e.to_string(), true)
-        )
-    };
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let _ = writeln!(std::io::stderr(), "{}", out.error_text(e, json));
     ExitCode::from(e.exit_code())
 }
 
 /// Writes a command's document to stdout; a closed pipe ends quietly.
-fn print(out: &str) -> ExitCode {
-    use std::io::Write as _;
-    let safe = deltalens_present::text::terminal_safe(out, true);
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(safe.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+fn print(doc: &Doc, out: &Output) -> ExitCode {
+    match out.print(doc) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => fail(
             &CliError::Present(deltalens_present::PresentError::Io(e)),
             false,
+            out,
         ),
     }
 }
 
+/// Set to `1`, stdout and stderr are treated as terminals whatever they are: how the
+/// tests see what a terminal would be shown. Read here only.
+const ASSUME_TTY: &str = "DELTALENS_ASSUME_TTY";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // the one output layer: what reaches stdout and stderr, escaped as each one needs
+    let out = Output::of_process(std::env::var_os(ASSUME_TTY).is_some_and(|v| v == "1"));
     // clap has accepted the arguments: `--json` here is the flag, never a value
     let json = std::env::args_os().any(|a| a == "--json");
     // One multi-thread runtime owns every connection: scan threads decode on their own
@@ -234,13 +231,14 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return fail(&CliError::Runtime(e), json),
+        Err(e) => return fail(&CliError::Runtime(e), json, &out),
     };
     // every document and message is text from a table or a server: shown, never obeyed
-    // by the terminal (JSON already escapes controls; rows stream through output.rs)
-    match rt.block_on(dispatch(cli.command)) {
-        Ok(out) => print(&out),
-        Err(e) => fail(&e, json),
+    // by the terminal (output.rs decides how, per stream)
+    match rt.block_on(dispatch(cli.command, &out)) {
+        Ok(Some(doc)) => print(&doc, &out),
+        Ok(None) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, json, &out),
     }
 }
 

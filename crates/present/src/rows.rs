@@ -9,7 +9,7 @@ use arrow_schema::SchemaRef;
 
 use crate::cell::{json_ready, text_cells, text_rows, utc_as_offset};
 use crate::error::{PresentError, Result};
-use crate::text::terminal_safe;
+use crate::text::{display_width, terminal_safe};
 
 /// An output format for rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -377,15 +377,27 @@ impl<W: Write + Send> TextTable<W> {
     }
 }
 
+/// `s` cut to [`MAX_CELL`] terminal columns, with `…` when cut.
 fn shorten(s: &str) -> String {
-    if s.chars().count() > MAX_CELL {
-        let t: String = s.chars().take(MAX_CELL - 1).collect();
-        format!("{t}…")
-    } else {
-        s.to_string()
+    if display_width(s) <= MAX_CELL {
+        return s.to_string();
     }
+    let mut t = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if w + cw > MAX_CELL - 1 {
+            break;
+        }
+        w += cw;
+        t.push(c);
+    }
+    t.push('…');
+    t
 }
 
+/// Each column's width on a terminal: its widest cell, the name included (measured as
+/// `text::table` measures, [`display_width`]).
 fn size_columns(names: &[String], rows: &[Vec<String>]) -> Vec<usize> {
     names
         .iter()
@@ -393,8 +405,8 @@ fn size_columns(names: &[String], rows: &[Vec<String>]) -> Vec<usize> {
         .map(|(i, n)| {
             rows.iter()
                 .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .chain([n.chars().count()])
+                .map(|c| display_width(c))
+                .chain([display_width(&terminal_safe(n, false))])
                 .max()
                 .unwrap_or(0)
         })
@@ -421,7 +433,7 @@ fn print_rows(out: &mut impl Write, w: &[usize], rows: &[Vec<String>]) -> Result
 }
 
 fn pad(s: &str, w: usize) -> String {
-    let n = s.chars().count();
+    let n = display_width(s);
     format!("{s}{}", " ".repeat(w.saturating_sub(n)))
 }
 
@@ -586,6 +598,75 @@ mod tests {
         assert!(!t.contains('\u{1b}'), "{t}");
         assert!(t.contains("a\\x1b]52"), "{t}");
         assert!(t.contains(&format!("{}…", "x".repeat(MAX_CELL - 1))), "{t}");
+    }
+
+    /// Invisible and bidi characters in names and values are shown as escapes in the
+    /// aligned table (a lookalike `pay\u{200b}pal` is not `paypal`).
+    #[test]
+    fn lookalike_names_and_values_are_shown_in_the_table() {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "id\u{200f}",
+            DataType::Utf8,
+            true,
+        )]));
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(vec![
+                "pay\u{200b}pal",
+                "a\u{61c}b\u{2028}c\u{2029}d\u{feff}",
+            ]))],
+        )
+        .unwrap();
+        let t = text(Format::Table, &schema, &[b]);
+        for c in [
+            '\u{200b}', '\u{200f}', '\u{61c}', '\u{2028}', '\u{2029}', '\u{feff}',
+        ] {
+            assert!(!t.contains(c), "{:x} in {t:?}", c as u32);
+        }
+        assert!(t.starts_with("id\\u{200f}"), "{t}");
+        assert!(t.contains("pay\\u{200b}pal"), "{t}");
+        assert!(t.contains("a\\u{61c}b\\u{2028}c\\u{2029}d\\u{feff}"), "{t}");
+    }
+
+    /// The aligned table measures cells as a terminal draws them (CJK two columns), as
+    /// `text::table` does.
+    #[test]
+    fn wide_characters_align_by_display_width_in_the_row_table() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("name", DataType::Utf8, true),
+            Field::new("n", DataType::Int32, true),
+        ]));
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(vec!["日本語", "ab", "🦀é"])),
+                Arc::new(Int32Array::from(vec![1, 2, 3])),
+            ],
+        )
+        .unwrap();
+        let t = text(Format::Table, &schema, &[b]);
+        let width = unicode_width::UnicodeWidthStr::width;
+        let cols: Vec<usize> = t
+            .lines()
+            .filter(|l| !l.starts_with('('))
+            .map(|l| width(&l[..l.rfind(' ').map_or(0, |i| i + 1)]))
+            .collect();
+        assert!(cols.windows(2).all(|w| w[0] == w[1]), "{t}");
+        // a long wide cell is cut at the column width, not at a count of characters
+        let long = "日".repeat(40);
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(vec![long.as_str()])),
+                Arc::new(Int32Array::from(vec![1])),
+            ],
+        )
+        .unwrap();
+        let t = text(Format::Table, &schema, &[b]);
+        let row = t.lines().nth(2).unwrap();
+        let cell = row.split("  ").next().unwrap();
+        assert!(width(cell) <= MAX_CELL, "{} wide: {row}", width(cell));
+        assert!(cell.ends_with('…'), "{row}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::args::{TableArgs, positive};
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::table::{Opened, with_table};
 
 #[derive(clap::Args, Debug)]
@@ -17,7 +18,7 @@ pub struct Args {
     pub runs: usize,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
         bench(o, args.runs, t.json).await
@@ -44,7 +45,7 @@ async fn bench_once(t: &Opened) -> Result<(f64, f64, u64, u64), CliError> {
 }
 
 /// `deltalens bench`: `runs` timed runs of [`bench_once`] and their median.
-async fn bench(t: &Opened, runs: usize, json: bool) -> Result<String, CliError> {
+async fn bench(t: &Opened, runs: usize, json: bool) -> Result<Doc, CliError> {
     let mut out = Vec::with_capacity(runs);
     bench_once(t).await?; // warm-up, as the browser benchmark does
     for _ in 0..runs {
@@ -60,10 +61,10 @@ async fn bench(t: &Opened, runs: usize, json: bool) -> Result<String, CliError> 
             .iter()
             .map(|(o, t, _, _)| json!({"open_s": o, "total_s": t}))
             .collect();
-        return Ok(format!(
+        return Ok(Doc::Json(format!(
             "{}\n",
             json!({"rows": rows, "bytes": bytes, "median_s": median, "runs": runs})
-        ));
+        )));
     }
     let mut s = String::new();
     for (i, (o, t, _, _)) in out.iter().enumerate() {
@@ -78,5 +79,5 @@ async fn bench(t: &Opened, runs: usize, json: bool) -> Result<String, CliError> 
         "median {median:.3} s: {rows} rows, {bytes} bytes, {:.1} M rows/s\n",
         rows as f64 / median.max(1e-9) / 1e6
     ));
-    Ok(s)
+    Ok(Doc::Text(s))
 }

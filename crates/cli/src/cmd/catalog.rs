@@ -8,6 +8,7 @@ use deltalens_present::text;
 
 use super::to_json;
 use crate::error::CliError;
+use crate::output::Doc;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -23,7 +24,7 @@ pub struct Args {
     pub options: Vec<(String, String)>,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let location = args.name.clone().unwrap_or_else(|| "uc://".into());
     let parent = match &args.name {
         None => Vec::new(),
@@ -53,10 +54,10 @@ pub async fn run(args: Args) -> Result<String, CliError> {
             ]
         })
         .collect();
-    Ok(text::table(
+    Ok(Doc::Text(text::table(
         &["name", "kind", "type", "format", "comment"],
         &rows,
-    ))
+    )))
 }
 
 fn kind(k: EntryKind) -> &'static str {

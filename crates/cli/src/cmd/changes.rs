@@ -6,9 +6,9 @@ use deltalens_core::time_travel::parse_timestamp;
 
 use crate::args::{RowArgs, TableArgs};
 use crate::error::CliError;
-use crate::output;
+use crate::output::Output;
 use crate::table::{Opened, with_table};
-use deltalens_present::{Format, RowWriter};
+use deltalens_present::Format;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -35,13 +35,13 @@ pub struct Args {
     pub rows: RowArgs,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
     let t = &args.table;
     // checked before the table is opened
-    let format = args.rows.format(t.json)?;
+    let format = args.rows.format(t.json, out)?;
     with_table(&t.location, &t.options, t.io(), async |o| {
         let (from, to) = range(o, &args).await?;
-        changes(o, from, to, &args.rows, format).await
+        changes(o, from, to, &args.rows, format, out).await
     })
     .await
 }
@@ -71,11 +71,11 @@ async fn changes(
     to: Option<u64>,
     rows: &RowArgs,
     format: Format,
-) -> Result<String, CliError> {
+    out: &Output,
+) -> Result<(), CliError> {
     let c = Changes::new(&t.table, from, to, rows.scan_options()?).await?;
     let schema = c.schema()?;
-    let out = output::destination(rows.output.as_deref())?;
-    let mut writer = RowWriter::new(format, out, &schema)?;
+    let mut writer = out.rows(format, rows.output.as_deref(), &schema)?;
     let mut write_err = None;
     c.execute(&mut |b| {
         if let Err(e) = writer.write(&b) {
@@ -89,5 +89,5 @@ async fn changes(
         return Err(e.into());
     }
     writer.finish()?;
-    Ok(String::new())
+    Ok(())
 }

@@ -6,6 +6,7 @@ use deltalens_core::diff::TableDiff;
 use super::to_json;
 use crate::args::TableArgs;
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::table::{Opened, with_table};
 use deltalens_present::{Format, RowWriter, text, value};
 
@@ -27,7 +28,7 @@ pub struct Args {
     pub columns: Option<Vec<String>>,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
         diff(
@@ -50,7 +51,7 @@ async fn diff(
     limit: Option<usize>,
     columns: Option<Vec<String>>,
     json: bool,
-) -> Result<String, CliError> {
+) -> Result<Doc, CliError> {
     let d = TableDiff::new(&t.table, v1, v2).await?;
     let options = deltalens_core::scan::ScanOptions {
         columns,
@@ -147,5 +148,5 @@ async fn diff(
         w.finish()?;
     }
     out.push_str(&String::from_utf8_lossy(&buf));
-    Ok(out)
+    Ok(Doc::Text(out))
 }

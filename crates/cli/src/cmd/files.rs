@@ -1,14 +1,13 @@
 //! `deltalens files`: the active data files with partition values, statistics and
 //! deletion vectors.
 
-use std::io::Write;
-
 use deltalens_core::VersionInfo;
 use deltalens_present::text::TableStream;
-use deltalens_present::{FileRow, PresentError, text, value};
+use deltalens_present::{FileRow, text, value};
 
 use super::to_json;
 use crate::error::CliError;
+use crate::output::{Doc, Kind, Output};
 use crate::table::with_table;
 
 #[derive(clap::Args, Debug)]
@@ -28,26 +27,21 @@ pub struct Args {
 // Files come in log order: the checkpoint's, then the newer commits' (as Trino's $files,
 // no sort: sorting a million paths means holding them).
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args, out: &Output) -> Result<Option<Doc>, CliError> {
     let t = &args.snapshot.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
         let v = o.table.version_info(args.snapshot.at.spec()?).await?;
         let offset = args.offset.unwrap_or(0);
         match args.limit {
-            Some(limit) => page(&v, offset, limit, t.json).await,
-            None => stream_all(&v, offset, t.json).await,
+            Some(limit) => page(&v, offset, limit, t.json).await.map(Some),
+            None => stream_all(&v, offset, t.json, out).await,
         }
     })
     .await
 }
 
 /// One page of the files, streamed.
-async fn page(
-    v: &VersionInfo,
-    offset: usize,
-    limit: usize,
-    json: bool,
-) -> Result<String, CliError> {
+async fn page(v: &VersionInfo, offset: usize, limit: usize, json: bool) -> Result<Doc, CliError> {
     let page = v.files_page(offset, Some(limit)).await?;
     let docs = page
         .iter()
@@ -64,19 +58,20 @@ async fn page(
         offset + docs.len(),
         v.version
     ));
-    Ok(out)
+    Ok(Doc::Text(out))
 }
 
 /// Every file from `offset`, written to stdout as it streams in (one JSON array, or an
 /// aligned table); returns the closing line.
-async fn stream_all(v: &VersionInfo, offset: usize, json: bool) -> Result<String, CliError> {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+async fn stream_all(
+    v: &VersionInfo,
+    offset: usize,
+    json: bool,
+    output: &Output,
+) -> Result<Option<Doc>, CliError> {
+    let mut out = output.stream(if json { Kind::Json } else { Kind::Text });
     let mut table = TableStream::new(&FileRow::TEXT_HEADERS);
     let (mut files, mut bytes, mut skipped) = (0u64, 0i64, 0usize);
-    let mut write = |text: &str| -> Result<(), CliError> {
-        out.write_all(text::terminal_safe(text, true).as_bytes())
-            .map_err(|e| CliError::Present(PresentError::Io(e)))
-    };
     let mut failed = None;
     v.for_each_file(&mut |f| {
         if skipped < offset {
@@ -98,7 +93,7 @@ async fn stream_all(v: &VersionInfo, offset: usize, json: bool) -> Result<String
         } else {
             table.push(row.text_row())
         };
-        if let Err(e) = write(&text) {
+        if let Err(e) = out.write(&text) {
             failed = Some(e);
             return Ok(false);
         }
@@ -113,15 +108,14 @@ async fn stream_all(v: &VersionInfo, offset: usize, json: bool) -> Result<String
     } else {
         table.finish()
     };
-    write(&end)?;
-    out.flush()
-        .map_err(|e| CliError::Present(PresentError::Io(e)))?;
+    out.write(&end)?;
+    out.finish()?;
     if json {
-        return Ok(String::new());
+        return Ok(None);
     }
-    Ok(format!(
+    Ok(Some(Doc::Text(format!(
         "{files} files, {} at version {} (log order)\n",
         value::bytes(bytes),
         v.version
-    ))
+    ))))
 }

@@ -8,6 +8,7 @@ use deltalens_present::{Health, HealthSeries};
 
 use super::to_json;
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::table::with_table;
 
 #[derive(clap::Args, Debug)]
@@ -26,7 +27,7 @@ pub struct Args {
     pub series: Option<usize>,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.snapshot.table;
     let now_ms = match &args.now {
         Some(n) => deltalens_core::time_travel::parse_timestamp(n)?,
@@ -38,10 +39,18 @@ pub async fn run(args: Args) -> Result<String, CliError> {
             let newest = o.table.version_info(at).await?.version;
             let history = o.table.history(Some(HISTORY_COMMITS)).await?;
             let s = HealthSeries::read(&o.table, &history, Some(newest), points, now_ms).await?;
-            return if t.json { to_json(&s) } else { Ok(s.text()) };
+            return if t.json {
+                to_json(&s)
+            } else {
+                Ok(Doc::Text(s.text()))
+            };
         }
         let h = Health::of_table(&o.table, at, now_ms).await?;
-        if t.json { to_json(&h) } else { Ok(h.text()) }
+        if t.json {
+            to_json(&h)
+        } else {
+            Ok(Doc::Text(h.text()))
+        }
     })
     .await
 }

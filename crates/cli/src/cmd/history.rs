@@ -5,6 +5,7 @@ use deltalens_core::Table;
 use super::to_json;
 use crate::args::TableArgs;
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::table::with_table;
 use deltalens_present::{text, value};
 
@@ -17,7 +18,7 @@ pub struct Args {
     pub limit: Option<usize>,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
         history(&o.table, args.limit, t.json).await
@@ -25,7 +26,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     .await
 }
 
-async fn history(table: &Table, limit: Option<usize>, json: bool) -> Result<String, CliError> {
+async fn history(table: &Table, limit: Option<usize>, json: bool) -> Result<Doc, CliError> {
     let h = table.history(limit).await?;
     if json {
         return to_json(&h);
@@ -47,7 +48,7 @@ async fn history(table: &Table, limit: Option<usize>, json: bool) -> Result<Stri
             ]
         })
         .collect();
-    Ok(text::table(
+    Ok(Doc::Text(text::table(
         &[
             "version",
             "timestamp",
@@ -58,5 +59,5 @@ async fn history(table: &Table, limit: Option<usize>, json: bool) -> Result<Stri
             "parameters",
         ],
         &rows,
-    ))
+    )))
 }

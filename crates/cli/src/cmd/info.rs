@@ -6,6 +6,7 @@ use deltalens_present::{Overview, text};
 
 use super::to_json;
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::progress::Progress;
 use crate::table::{IoReport, with_table};
 
@@ -19,7 +20,7 @@ pub struct Args {
     pub no_files: bool,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.snapshot.table;
     // counting files draws its own progress
     let io = IoReport {
@@ -45,7 +46,7 @@ async fn info(
     json: bool,
     no_files: bool,
     quiet: bool,
-) -> Result<String, CliError> {
+) -> Result<Doc, CliError> {
     let v = table.version_info(at).await?;
     let totals = if no_files {
         None
@@ -76,5 +77,5 @@ async fn info(
             .collect();
         out.push_str(&text::table(&["key", "value"], &rows));
     }
-    Ok(out)
+    Ok(Doc::Text(out))
 }

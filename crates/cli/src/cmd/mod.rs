@@ -1,6 +1,7 @@
 //! One module per subcommand, each with its arguments (`Args`) and its `run`, which
-//! returns what to print on stdout (rows are streamed by the command itself) or the
-//! error `main` prints.
+//! returns the document to print on stdout (a [`Doc`]; rows and long listings are
+//! streamed through the [`Output`](crate::output::Output) `main` made) or the error
+//! `main` prints.
 
 pub mod bench;
 pub mod catalog;
@@ -21,12 +22,13 @@ pub mod sql;
 use serde::Serialize;
 
 use crate::error::CliError;
+use crate::output::Doc;
 
 /// A JSON document as printed: pretty, one trailing newline.
-fn to_json(doc: &impl Serialize) -> Result<String, CliError> {
+fn to_json(doc: &impl Serialize) -> Result<Doc, CliError> {
     let mut s = serde_json::to_string_pretty(doc)?;
     s.push('\n');
-    Ok(s)
+    Ok(Doc::Json(s))
 }
 
 /// Hand the snapshot to the process exit instead of freeing it entry by entry: the CLI

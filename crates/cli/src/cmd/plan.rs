@@ -9,6 +9,7 @@ use deltalens_present::text;
 use super::to_json;
 use crate::args::{AtArgs, TableArgs, positive};
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::table::with_table;
 
 #[derive(clap::Args, Debug)]
@@ -47,7 +48,7 @@ fn positive_u64(s: &str) -> Result<u64, CliError> {
     }
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.table;
     let filter = match &args.filter {
         Some(f) => Some(deltalens_core::predicate::Predicate::parse(f)?),
@@ -76,7 +77,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
         if t.json {
             to_json(&plan)
         } else {
-            Ok(summary(&plan))
+            Ok(Doc::Text(summary(&plan)))
         }
     })
     .await

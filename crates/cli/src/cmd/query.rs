@@ -3,8 +3,9 @@
 
 use crate::args::parse_kv;
 use crate::error::CliError;
+use crate::output::Output;
 use crate::table::{IoReport, with_table};
-use deltalens_present::{Format, RowWriter};
+use deltalens_present::Format;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -14,7 +15,10 @@ pub struct Args {
     /// Storage option KEY=VALUE (as for the other commands).
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE", value_parser = parse_kv)]
     pub options: Vec<(String, String)>,
-    /// Output format.
+    /// Output format. Through a pipe or to --output every format is the exact data; on a
+    /// terminal, characters a terminal would act on or that draw nothing (controls, ESC,
+    /// bidi and zero-width characters) are escaped: as \uXXXX in JSON (the same values),
+    /// visibly as \x1b or \u{202e} in CSV and TSV (a view, not the bytes: pipe for those).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Print requests and bytes read to stderr.
@@ -22,7 +26,9 @@ pub struct Args {
     pub io_stats: bool,
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
+    // checked before the table is opened
+    out.check_rows(args.format, None)?;
     let q = deltalens_api::parse_sql(&args.sql)?;
     let io = IoReport {
         stats: args.io_stats,
@@ -31,14 +37,12 @@ pub async fn run(args: Args) -> Result<String, CliError> {
         watch: true,
     };
     with_table(q.source.url(), &args.options, io, async |o| {
-        let out = deltalens_api::execute(&q, &o.table, None).await?;
-        let stdout = std::io::BufWriter::new(std::io::stdout());
-        let mut w = RowWriter::new(args.format, stdout, &out.schema)?;
-        for b in &out.batches {
+        let answer = deltalens_api::execute(&q, &o.table, None).await?;
+        let mut w = out.rows(args.format, None, &answer.schema)?;
+        for b in &answer.batches {
             w.write(b)?;
         }
-        w.finish()?;
-        Ok(String::new())
+        w.finish()
     })
     .await
 }

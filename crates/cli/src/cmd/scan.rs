@@ -6,10 +6,10 @@ use deltalens_core::{Split, VersionSpec};
 use super::exit_without_freeing;
 use crate::args::{AtArgs, RowArgs, TableArgs};
 use crate::error::CliError;
-use crate::output;
+use crate::output::Output;
 use crate::progress::Progress;
 use crate::table::{IoReport, Opened, with_table};
-use deltalens_present::{Format, RowWriter};
+use deltalens_present::Format;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -54,10 +54,10 @@ fn read_split(path: &std::path::Path) -> Result<Split, CliError> {
     })
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
     let t = &args.table;
     // checked before the table is opened
-    let format = args.rows.format(t.json)?;
+    let format = args.rows.format(t.json, out)?;
     // the scan draws its own progress (bytes of the files, rate, ETA)
     let io = IoReport {
         watch: false,
@@ -72,6 +72,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
             &args.rows,
             format,
             t.quiet,
+            out,
         )
         .await
     })
@@ -85,7 +86,8 @@ async fn scan(
     rows: &RowArgs,
     format: Format,
     quiet: bool,
-) -> Result<String, CliError> {
+    out: &Output,
+) -> Result<(), CliError> {
     // the files chosen while they stream: a preview or a partition filter keeps a few
     // of a million, never the whole list
     let options = rows.scan_options()?;
@@ -102,8 +104,7 @@ async fn scan(
     };
     let scan = s.scan(options)?;
     let schema = scan.schema();
-    let out = output::destination(rows.output.as_deref())?;
-    let mut writer = RowWriter::new(format, out, &schema)?;
+    let mut writer = out.rows(format, rows.output.as_deref(), &schema)?;
     let progress = Progress::bytes(
         u64::try_from(s.size_bytes().unwrap_or(0)).unwrap_or(0),
         quiet,
@@ -150,7 +151,7 @@ async fn scan(
         result?;
         writer.finish()?;
         exit_without_freeing(s);
-        return Ok(String::new());
+        return Ok(());
     }
     scan.execute(&mut |b| {
         n += b.num_rows();
@@ -169,5 +170,5 @@ async fn scan(
     }
     writer.finish()?;
     exit_without_freeing(s);
-    Ok(String::new())
+    Ok(())
 }

@@ -4,13 +4,14 @@ use deltalens_core::{Table, VersionSpec};
 
 use super::to_json;
 use crate::error::CliError;
+use crate::output::Doc;
 use crate::table::with_table;
 use deltalens_present::text;
 
 /// A table and the version to read.
 pub use crate::args::SnapshotArgs as Args;
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
         schema(&o.table, args.at.spec()?, t.json).await
@@ -18,7 +19,7 @@ pub async fn run(args: Args) -> Result<String, CliError> {
     .await
 }
 
-async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<String, CliError> {
+async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<Doc, CliError> {
     // the schema needs no file: the checkpoint's metaData column and the newer commits
     let s = table.version_info(at).await?;
     if json {
@@ -48,7 +49,7 @@ async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<String, Cl
             ]
         })
         .collect();
-    Ok(text::table(
+    Ok(Doc::Text(text::table(
         &[
             "column",
             "type",
@@ -58,5 +59,5 @@ async fn schema(table: &Table, at: VersionSpec, json: bool) -> Result<String, Cl
             "comment",
         ],
         &rows,
-    ))
+    )))
 }

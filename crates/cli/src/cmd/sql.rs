@@ -9,11 +9,12 @@ use deltalens_datafusion::datafusion::execution::context::SQLOptions;
 use deltalens_datafusion::datafusion::prelude::SessionConfig;
 use deltalens_datafusion::datafusion::sql::parser::DFParser;
 use deltalens_datafusion::{bridge, context_with_memory_limit};
-use deltalens_present::{Format, RowWriter};
+use deltalens_present::Format;
 use futures::StreamExt;
 
 use crate::args::parse_kv;
 use crate::error::CliError;
+use crate::output::Output;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -23,7 +24,10 @@ pub struct Args {
     /// Storage option KEY=VALUE for every table (as for the other commands).
     #[arg(short = 'o', long = "option", value_name = "KEY=VALUE", value_parser = parse_kv)]
     pub options: Vec<(String, String)>,
-    /// Output format.
+    /// Output format. Through a pipe or to --output every format is the exact data; on a
+    /// terminal, characters a terminal would act on or that draw nothing (controls, ESC,
+    /// bidi and zero-width characters) are escaped: as \uXXXX in JSON (the same values),
+    /// visibly as \x1b or \u{202e} in CSV and TSV (a view, not the bytes: pipe for those).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Partitions DataFusion runs in parallel (each scan plans this many splits).
@@ -39,7 +43,8 @@ fn default_partitions() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-pub async fn run(args: Args) -> Result<String, CliError> {
+pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
+    out.check_rows(args.format, None)?;
     if args.partitions == 0 || args.partitions > 1024 {
         return Err(CliError::Argument {
             expected: "--partitions from 1 to 1024",
@@ -76,14 +81,13 @@ pub async fn run(args: Args) -> Result<String, CliError> {
         }
         let schema = bridge::schema_from_datafusion(df.schema().as_arrow())?;
         let mut stream = df.execute_stream().await?;
-        let stdout = std::io::BufWriter::new(std::io::stdout());
-        let mut w = RowWriter::new(args.format, stdout, &schema)?;
+        let mut w = out.rows(args.format, None, &schema)?;
         while let Some(batch) = stream.next().await {
             w.write(&bridge::batch_from_datafusion(&batch?)?)?;
         }
         w.finish()?;
     }
-    Ok(String::new())
+    Ok(())
 }
 
 impl From<DataFusionError> for CliError {

@@ -185,11 +185,9 @@ fn hostile_sizes_are_clamped_and_reported_never_wrapped() {
     );
     let w = h.warnings.join("\n");
     assert!(w.contains("1 negative file sizes"), "{w}");
-    assert!(w.contains("1 negative row counts"), "{w}");
-    assert!(
-        w.contains("1 negative deletion vector cardinalities"),
-        "{w}"
-    );
+    // a negative row count is no count (core's num_records), and a log with a negative
+    // deletion vector cardinality is refused when it is read: neither reaches the tally
+    assert!(!w.contains("negative row counts"), "{w}");
     assert!(w.contains("passes 64 bits"), "{w}");
     // the text renders without panicking on the extremes
     assert!(h.text().contains("warning: "));
