@@ -10,6 +10,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod aws_profile;
+mod local;
 mod no_redirects;
 mod relaying;
 mod unity_catalog;
@@ -42,7 +43,8 @@ pub struct ObjectStoreStorage {
 enum Kind {
     /// S3, GCS: listing (in key order) and suffix ranges.
     Full,
-    /// Local files: listing (in no particular order) and suffix ranges.
+    /// Local files: listing (in no particular order) and suffix ranges, only inside the
+    /// table's directory after resolving links.
     Local,
     /// Azure Blob Storage has no suffix ranges: a tail is read as a bounded range after a
     /// HEAD.
@@ -360,8 +362,8 @@ impl ObjectStoreStorage {
             let dir = url
                 .to_file_path()
                 .map_err(|_| invalid(location, "not a local path"))?;
-            let store = object_store::local::LocalFileSystem::new_with_prefix(&dir)
-                .map_err(|e| invalid(location, e))?;
+            // read only inside the table's directory, links resolved (see `local`)
+            let store = local::LocalTable::new(&dir).map_err(|e| invalid(location, e))?;
             return Ok(Self {
                 store: Arc::new(store),
                 prefix: String::new(),
@@ -430,13 +432,21 @@ impl ObjectStoreStorage {
         }
     }
 
-    fn full(&self, rel: &str) -> Path {
+    /// The store's path of `rel` (a path from the table root). A path sent to a server
+    /// may not hold a `;`, also as `%3B` ([`PATH_PARAMETER`]); a local table's may.
+    fn full(&self, rel: &str) -> Result<Path, StorageError> {
+        if self.kind != Kind::Local && has_path_parameter(rel) {
+            return Err(StorageError::InvalidLocation {
+                location: rel.to_string(),
+                message: PATH_PARAMETER.to_string(),
+            });
+        }
         let joined = if self.prefix.is_empty() {
             rel.trim_matches('/').to_string()
         } else {
             format!("{}/{}", self.prefix, rel.trim_matches('/'))
         };
-        Path::parse(&joined).unwrap_or_else(|_| Path::from(joined.as_str()))
+        Ok(Path::parse(&joined).unwrap_or_else(|_| Path::from(joined.as_str())))
     }
 
     fn relative(&self, p: &Path) -> String {
@@ -457,6 +467,24 @@ impl ObjectStoreStorage {
             last_modified_ms: Some(m.last_modified.timestamp_millis()),
         }
     }
+}
+
+/// Why a path holding a `;` is not sent to a server (as `deltalens_storage::TableUrl`
+/// refuses one in a table URL).
+const PATH_PARAMETER: &str = "a segment of the path is '.', '..' or empty before a ';' (also as '%3B' or '%2e'): servers such as Tomcat read what follows a ';' as a path parameter and drop it, so '..;' climbs out of the table; such paths are not sent to a server (a table whose files' names hold one can be read from a local copy)";
+
+/// Whether a segment of `path` (percent-encoded or not) is a dot segment or empty once a
+/// `;` path parameter is dropped (`..;`, `.;x`, `;x`, `%2e%2e%3b`). Other `;` stay: a
+/// partition value may hold one (Spark does not escape it), and dropping the parameter
+/// of such a segment names another path inside the table, not outside it.
+fn has_path_parameter(path: &str) -> bool {
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    [path, decoded.as_ref()].iter().any(|p| {
+        p.split('/').any(|seg| match seg.split_once(';') {
+            Some((head, _)) => matches!(head, "" | "." | ".."),
+            None => false,
+        })
+    })
 }
 
 fn map_err(path: &str, operation: &'static str, e: object_store::Error) -> StorageError {
@@ -568,7 +596,7 @@ where
 impl ObjectStoreStorage {
     /// One ranged GET, read whole, and the object's size.
     async fn get_ranged(&self, path: &str, range: GetRange) -> Result<(Bytes, u64), StorageError> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         again(|| async {
             let opts = GetOptions {
                 range: Some(range.clone()),
@@ -621,10 +649,11 @@ impl Storage for ObjectStoreStorage {
         prefix: &str,
         start_after: Option<&str>,
     ) -> Result<Vec<ObjectMeta>, StorageError> {
-        let dir = self.full(prefix.trim_end_matches('/'));
+        let dir = self.full(prefix.trim_end_matches('/'))?;
+        let after = start_after.map(|a| self.full(a)).transpose()?;
         let found: Vec<object_store::ObjectMeta> = again(|| {
-            let stream = match start_after {
-                Some(after) => self.store.list_with_offset(Some(&dir), &self.full(after)),
+            let stream = match &after {
+                Some(after) => self.store.list_with_offset(Some(&dir), after),
                 None => self.store.list(Some(&dir)),
             };
             stream.try_collect()
@@ -650,14 +679,14 @@ impl Storage for ObjectStoreStorage {
     }
 
     async fn get(&self, path: &str) -> Result<Bytes, StorageError> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         again(|| async { self.store.get(&full).await?.bytes().await })
             .await
             .map_err(|e| map_err(path, "get", e))
     }
 
     async fn head(&self, path: &str) -> Result<ObjectMeta, StorageError> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         let m = again(|| self.store.head(&full))
             .await
             .map_err(|e| map_err(path, "head", e))?;
@@ -732,7 +761,10 @@ mod tests {
             );
             let s = s.unwrap_or_else(|e| panic!("{loc}: {e}"));
             assert!(
-                s.full("_delta_log/x").as_ref().ends_with("_delta_log/x"),
+                s.full("_delta_log/x")
+                    .unwrap()
+                    .as_ref()
+                    .ends_with("_delta_log/x"),
                 "{loc}"
             );
         }

@@ -68,7 +68,7 @@ fn empty() -> BoxStream<'static, Result<Bytes, StorageError>> {
 impl ObjectStoreStorage {
     /// The metadata of `path` (a relayed HEAD).
     pub async fn head_object(&self, path: &str) -> Result<ObjectRead, StorageError> {
-        let full = self.full(path);
+        let full = self.full(path)?;
         let m = again(|| self.store.head(&full))
             .await
             .map_err(|e| map_err(path, "head", e))?;
@@ -107,7 +107,7 @@ impl ObjectStoreStorage {
             Some(ByteRange::From(o)) => Some(GetRange::Offset(*o)),
             Some(ByteRange::Suffix(n)) => Some(GetRange::Suffix(*n)),
         };
-        let full = self.full(path);
+        let full = self.full(path)?;
         let got = again(|| {
             let opts = GetOptions {
                 range: get_range.clone(),
@@ -200,9 +200,10 @@ impl ObjectStoreStorage {
             Some(i) => &prefix[..i],
             None => "",
         };
-        let dir = self.full(dir_part);
-        let stream = match start_after {
-            Some(after) => self.store.list_with_offset(Some(&dir), &self.full(after)),
+        let dir = self.full(dir_part)?;
+        let after = start_after.map(|a| self.full(a)).transpose()?;
+        let stream = match &after {
+            Some(after) => self.store.list_with_offset(Some(&dir), after),
             None => self.store.list(Some(&dir)),
         };
         let matching = stream

@@ -321,3 +321,83 @@ fn plain_http_elsewhere_is_refused_naming_allow_http() {
         assert!(ObjectStoreStorage::open(url, &allowed).is_ok(), "{url}");
     }
 }
+
+/// Item 9 for the paths the core asks for: a dot or empty segment before a `;` (`..;` is
+/// `..` to Tomcat, which drops a path parameter) is never sent to a server — refused
+/// before any request, by every operation and store — while a `;` inside a name (a
+/// partition value) is read, from a server and from a local table.
+#[tokio::test]
+async fn path_parameters_are_not_sent_to_a_server() {
+    let server = Server::start(files(demo()));
+    let http = ObjectStoreStorage::open(
+        &format!("http://127.0.0.1:{}/tables/demo", server.port()),
+        &[],
+    )
+    .unwrap();
+    let s3 = ObjectStoreStorage::open(
+        "s3://bkt/t",
+        &[
+            (
+                "aws_endpoint".into(),
+                format!("http://127.0.0.1:{}", server.port()),
+            ),
+            ("aws_region".into(), "us-east-1".into()),
+            ("aws_skip_signature".into(), "true".into()),
+        ],
+    )
+    .unwrap();
+    let refused = |what: &str, e: String| {
+        assert!(
+            e.contains("';'") && e.contains("path parameter"),
+            "{what} was not refused for its ';': {e}"
+        );
+    };
+    for s in [&http, &s3] {
+        for p in ["..;/..;/secret", "p=x/..;/..;/secret", "%2e%2e%3b/secret", ".;/x", ";x/y"] {
+            refused(p, s.get(p).await.unwrap_err().to_string());
+            refused(
+                p,
+                s.get_range(p, ByteRange::Bounded(0..4))
+                    .await
+                    .unwrap_err()
+                    .to_string(),
+            );
+            refused(p, s.get_tail(p, 4).await.unwrap_err().to_string());
+            refused(p, s.head(p).await.unwrap_err().to_string());
+            refused(p, s.head_object(p).await.unwrap_err().to_string());
+            match s.read_object(p, None).await {
+                Err(deltalens_object_store::ReadError::Storage(e)) => refused(p, e.to_string()),
+                other => panic!("the relayed read of {p} was not refused: {other:?}"),
+            }
+        }
+    }
+    for p in ["..;/", ";a/"] {
+        refused(p, s3.list(p, None).await.unwrap_err().to_string());
+        refused(
+            p,
+            s3.list("_delta_log/", Some(p))
+                .await
+                .unwrap_err()
+                .to_string(),
+        );
+        refused(p, s3.list_page(p, None, 10).await.unwrap_err().to_string());
+    }
+    assert_eq!(server.hits(), 0, "a path with ';' reached the server");
+    // a ';' inside a name (a partition value: Spark does not escape it) is asked for
+    for s in [&http, &s3] {
+        let e = s.get("p=a;b/part-0.parquet").await.unwrap_err().to_string();
+        assert!(!e.contains("path parameter"), "{e}");
+    }
+    assert!(server.hits() > 0, "a partition value with ';' was not asked for");
+
+    // a local table's name may hold one
+    let dir = std::env::temp_dir().join(format!("deltalens-semicolon-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("p=a;b")).unwrap();
+    std::fs::write(dir.join("p=a;b/part-0.parquet"), "local").unwrap();
+    let local = ObjectStoreStorage::open(dir.to_str().unwrap(), &[]).unwrap();
+    let read = local.get("p=a;b/part-0.parquet").await;
+    let listed = local.list("p=a;b/", None).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(read.unwrap(), "local");
+    assert_eq!(listed.unwrap().len(), 1);
+}
