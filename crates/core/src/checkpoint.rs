@@ -114,8 +114,10 @@ pub async fn read_checkpoint<S: Storage + ?Sized>(
     Ok(all)
 }
 
-/// Rows of a checkpoint decoded at a time when streaming its adds: about 8 MB of pages for
-/// adds with JSON statistics.
+/// Rows of a checkpoint fetched at a time when streaming its adds: about 8 MB of pages for
+/// adds with JSON statistics. Within a window, batches are sized by the bytes they decode
+/// ([`limits::BATCH_BYTES`]): a `stats` string stored once in a dictionary is copied into
+/// every row it is decoded for.
 pub const STREAM_WINDOW_ROWS: usize = 16 * 1024;
 
 /// Stream the `add` actions of a checkpoint made of `parts` (then of its v2 sidecars) a

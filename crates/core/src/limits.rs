@@ -55,6 +55,15 @@ pub fn max_page_bytes() -> u64 {
     parquet::file::serialized_reader::max_uncompressed_page_size() as u64
 }
 
+/// Bytes one decoded batch aims at (its Arrow arrays as allocated): checkpoints, sidecars
+/// and data files are decoded in batches whose row count is sized by the bytes per row of
+/// the batches before (the first batch of a file is one row), never more rows than asked
+/// for. A dictionary-encoded string column materializes its value once per row: 8,192 rows
+/// of one 100 KB value are 800 MB in one batch of a file of a few kilobytes. Not an error:
+/// a single row larger than this is one batch. Scans also count every batch against their
+/// decoded-bytes budget ([`crate::scan::ScanOptions::max_decoded_bytes`]).
+pub const BATCH_BYTES: u64 = 32 << 20;
+
 /// How many files (log files, checkpoint parts, sidecars, coalesced ranges) are fetched
 /// at once.
 pub const FETCH_CONCURRENCY: usize = 32;

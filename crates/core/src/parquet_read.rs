@@ -11,7 +11,7 @@ use deltalens_storage::{ByteRange, Storage};
 use futures::{StreamExt, TryStreamExt};
 use parquet::DecodeResult;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, RowSelection, RowSelector};
 use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
 use parquet::schema::types::SchemaDescriptor;
@@ -305,6 +305,113 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
     }
 }
 
+/// Rows of the first batch decoded from a file: nothing is known of its rows' sizes yet
+/// (a dictionary-encoded value is materialized once per row, and a row may hold a value
+/// as large as a page, [`limits::max_page_bytes`]).
+pub(crate) const FIRST_BATCH_ROWS: usize = 1;
+
+/// How much larger (in rows) a batch may be than the one before it: growth is geometric,
+/// so a file of small rows reaches its full batch size within a few batches, and rows
+/// that grow part-way through a file outgrow the estimate by this factor at most per batch.
+pub(crate) const BATCH_GROWTH: usize = 8;
+
+/// Sizes the batches decoded from one file by the bytes they hold ([`limits::BATCH_BYTES`]),
+/// not by rows alone: each batch's decoded size is measured (its arrays as allocated) and
+/// the next batch takes as many rows as fit in the budget at that size per row, at most
+/// [`BATCH_GROWTH`] times the last and at most the caller's batch size. A file of a few
+/// kilobytes whose string column repeats one dictionary-encoded 100 KB value in every row
+/// decodes a few hundred rows at a time instead of 8,192 (800 MB). Rows that grow much
+/// larger part-way through a file (small values first, then a huge one) still make one
+/// batch of up to [`BATCH_GROWTH`] × the last batch's rows: scans count it against their
+/// decoded-bytes budget, but it is decoded before it is measured.
+#[derive(Debug, Clone)]
+pub(crate) struct BatchSizer {
+    /// The caller's batch size: never more rows than this.
+    max_rows: usize,
+    /// Rows of the next batch.
+    next: usize,
+    /// Bytes each row adds after decoding (a scan's partition values, copied into every row).
+    row_overhead: u64,
+    /// Bytes per row of the last batch (0: none yet).
+    per_row: u64,
+}
+
+impl BatchSizer {
+    /// Batches of at most `max_rows` rows (at least 1), starting at [`FIRST_BATCH_ROWS`].
+    pub(crate) fn new(max_rows: usize) -> BatchSizer {
+        let max_rows = max_rows.max(1);
+        BatchSizer {
+            max_rows,
+            next: FIRST_BATCH_ROWS.clamp(1, max_rows),
+            row_overhead: 0,
+            per_row: 0,
+        }
+    }
+
+    /// Count `bytes` more per row than the decoder produces (copied into each row later).
+    pub(crate) fn with_row_overhead(mut self, bytes: u64) -> BatchSizer {
+        self.row_overhead = bytes;
+        self.next = self.fitting(self.next);
+        self
+    }
+
+    /// The caller's batch size.
+    pub(crate) fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+
+    /// Rows of the next batch.
+    pub(crate) fn rows(&self) -> usize {
+        self.next
+    }
+
+    /// At most `rows` rows, fewer when that many would pass [`limits::BATCH_BYTES`] at the
+    /// size per row known so far.
+    fn fitting(&self, rows: usize) -> usize {
+        let per_row = self.per_row.saturating_add(self.row_overhead).max(1);
+        let fit = usize::try_from(limits::BATCH_BYTES / per_row).unwrap_or(usize::MAX);
+        rows.min(fit).clamp(1, self.max_rows)
+    }
+
+    /// Size the next batch by `batch`, just decoded.
+    pub(crate) fn measured(&mut self, batch: &RecordBatch) {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return;
+        }
+        let bytes = batch.get_array_memory_size() as u64;
+        self.per_row = bytes.div_ceil(rows as u64);
+        let grown = rows.max(self.next).saturating_mul(BATCH_GROWTH);
+        self.next = self.fitting(grown);
+    }
+}
+
+/// Decode the batches of one row group's `reader`, each sized by `batches` before it is
+/// decoded, handing them to `on_batch`; false when it asked to stop.
+fn drain_reader(
+    path: &str,
+    mut reader: ParquetRecordBatchReader,
+    batches: &mut BatchSizer,
+    on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+) -> Result<bool> {
+    loop {
+        reader.set_batch_size(batches.rows());
+        let next = guarded(path, || {
+            reader
+                .next()
+                .transpose()
+                .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
+        })?;
+        let Some(batch) = next else {
+            return Ok(true);
+        };
+        batches.measured(&batch);
+        if !on_batch(batch)? {
+            return Ok(false);
+        }
+    }
+}
+
 /// One row group to decode: which columns and rows, and the bytes already in hand.
 pub(crate) struct RowGroupDecode<'a> {
     /// The file's path, for requests and errors.
@@ -317,8 +424,10 @@ pub(crate) struct RowGroupDecode<'a> {
     pub row_group: usize,
     /// The leaf columns to decode.
     pub mask: ProjectionMask,
-    /// Rows per decoded batch.
-    pub batch_size: usize,
+    /// Rows per decoded batch: sized by the bytes of the batches before (see
+    /// [`BatchSizer`]; one per file, so that later row groups start from what the first
+    /// ones measured).
+    pub batches: &'a mut BatchSizer,
     /// Decode at most this many rows.
     pub limit: Option<usize>,
     /// Decode only these rows.
@@ -373,7 +482,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         prefetched,
         row_group,
         mask,
-        batch_size,
+        batches,
         limit,
         selection,
         policy,
@@ -382,7 +491,8 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         .map_err(|e| Error::parquet(path, e))?
         .with_projection(mask)
         .with_row_groups(vec![row_group])
-        .with_batch_size(batch_size.max(1));
+        // (each batch is then sized by `batches`: this is the decoder's allocation hint)
+        .with_batch_size(batches.max_rows());
     let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
     let mut selection = selection;
     if let Some(l) = limit {
@@ -408,9 +518,9 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
             .map_err(|e| Error::parquet(path, e))?;
     }
     loop {
-        match guarded(path, || decoder.try_decode())? {
-            DecodeResult::Data(batch) => {
-                if !on_batch(batch)? {
+        match guarded(path, || decoder.try_next_reader())? {
+            DecodeResult::Data(reader) => {
+                if !drain_reader(path, reader, batches, on_batch)? {
                     return Ok(());
                 }
             }
@@ -429,8 +539,13 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
     }
 }
 
+/// Rows per batch of a checkpoint or sidecar at most (fewer when its rows are large:
+/// [`BatchSizer`]).
+pub(crate) const LOG_BATCH_ROWS: usize = 8192;
+
 /// Read the selected columns of every row of the Parquet file at `path`, handing each
-/// decoded batch to `on_batch` (so only one batch of Arrow data is alive at a time).
+/// decoded batch to `on_batch` (so only one batch of Arrow data is alive at a time, of
+/// about [`limits::BATCH_BYTES`] at most).
 pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
@@ -441,10 +556,11 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     let (metadata, tail_start, tail) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
     let metadata = Arc::new(metadata);
     let mask = columns.mask(metadata.file_metadata().schema_descr());
+    let mut batches = BatchSizer::new(LOG_BATCH_ROWS);
     let mut decoder = ParquetPushDecoderBuilder::try_new_decoder(metadata)
         .map_err(|e| Error::parquet(path, e))?
         .with_projection(mask)
-        .with_batch_size(8192)
+        .with_batch_size(batches.max_rows())
         .build()
         .map_err(|e| Error::parquet(path, e))?;
     // What the footer request already brought (the whole file when it is small).
@@ -452,8 +568,13 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
         .push_range(tail_start..size, tail)
         .map_err(|e| Error::parquet(path, e))?;
     loop {
-        match guarded(path, || decoder.try_decode())? {
-            DecodeResult::Data(batch) => on_batch(&batch)?,
+        match guarded(path, || decoder.try_next_reader())? {
+            DecodeResult::Data(reader) => {
+                drain_reader(path, reader, &mut batches, &mut |b| {
+                    on_batch(&b)?;
+                    Ok(true)
+                })?;
+            }
             DecodeResult::NeedsData(ranges) => {
                 let data =
                     fetch_ranges(storage, path, &ranges, FetchPolicy::LOG.coalesce_gap).await?;
@@ -604,6 +725,7 @@ async fn preselected_rows<S: Storage + ?Sized>(
     prefetched: &[(u64, Bytes)],
     rg: usize,
     pre: &mut Preselect<'_>,
+    batches: &mut BatchSizer,
 ) -> Result<RowSelection> {
     let rows = metadata.row_group(rg).num_rows().max(0) as usize;
     let mask = pre.columns.mask(metadata.file_metadata().schema_descr());
@@ -616,7 +738,7 @@ async fn preselected_rows<S: Storage + ?Sized>(
         prefetched,
         row_group: rg,
         mask,
-        batch_size: 8192,
+        batches,
         limit: None,
         selection: None,
         policy: FetchPolicy::LOG_STREAM,
@@ -660,10 +782,25 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
     let mask = columns.mask(metadata.file_metadata().schema_descr());
     let tail_part = vec![(tail_start, tail)];
     let mut go_on = true;
+    // one of each per file: later windows and row groups start from what earlier ones
+    // measured
+    let mut batches = BatchSizer::new(LOG_BATCH_ROWS);
+    let mut preselect_batches = BatchSizer::new(LOG_BATCH_ROWS);
     for rg in 0..metadata.num_row_groups() {
         let rows = metadata.row_group(rg).num_rows().max(0) as usize;
         let chosen = match preselect.as_mut() {
-            Some(p) => Some(preselected_rows(storage, path, &metadata, &tail_part, rg, p).await?),
+            Some(p) => Some(
+                preselected_rows(
+                    storage,
+                    path,
+                    &metadata,
+                    &tail_part,
+                    rg,
+                    p,
+                    &mut preselect_batches,
+                )
+                .await?,
+            ),
             None => None,
         };
         if chosen.as_ref().is_some_and(|c| !c.selects_any()) {
@@ -706,7 +843,7 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
                 prefetched: &in_hand,
                 row_group: rg,
                 mask: mask.clone(),
-                batch_size: 8192,
+                batches: &mut batches,
                 limit: None,
                 selection,
                 policy: FetchPolicy::LOG_STREAM,
@@ -867,6 +1004,54 @@ mod tests {
             windowed.bytes,
             whole.bytes
         );
+    }
+
+    /// A batch of `rows` strings of `bytes` bytes each.
+    fn strings(rows: usize, bytes: usize) -> RecordBatch {
+        let value = "v".repeat(bytes);
+        let a = arrow_array::StringArray::from_iter_values((0..rows).map(|_| value.as_str()));
+        RecordBatch::try_from_iter([("s", Arc::new(a) as arrow_array::ArrayRef)]).unwrap()
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn batches_grow_from_one_row_to_the_batch_size_when_rows_are_small() {
+        let mut b = BatchSizer::new(8192);
+        let mut sizes = vec![b.rows()];
+        for _ in 0..6 {
+            b.measured(&strings(b.rows(), 10));
+            sizes.push(b.rows());
+        }
+        assert_eq!(sizes, vec![1, 8, 64, 512, 4096, 8192, 8192]);
+        // never more than asked for, never none
+        assert_eq!(BatchSizer::new(3).rows(), 1);
+        assert_eq!(BatchSizer::new(0).rows(), 1);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn batches_of_large_rows_stay_within_the_batch_bytes() {
+        let row = 1 << 20;
+        let mut b = BatchSizer::new(8192);
+        b.measured(&strings(1, row));
+        let rows = b.rows();
+        assert!(
+            rows > 1 && rows as u64 * row as u64 <= limits::BATCH_BYTES,
+            "{rows}"
+        );
+        // rows that grow shrink the next batch; a row over the budget is a batch alone
+        b.measured(&strings(rows, 4 * row));
+        assert!(
+            b.rows() * 4 * row <= limits::BATCH_BYTES as usize,
+            "{}",
+            b.rows()
+        );
+        b.measured(&strings(1, limits::BATCH_BYTES as usize + 1));
+        assert_eq!(b.rows(), 1);
+        // bytes copied into every row later (partition values) count too
+        let b = BatchSizer::new(8192).with_row_overhead(limits::BATCH_BYTES / 100);
+        assert_eq!(b.rows(), 1);
+        let mut b = b;
+        b.measured(&strings(1, 0));
+        assert!(b.rows() <= 100, "{}", b.rows());
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -8,12 +8,12 @@ use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::{ProjectionMask, parquet_to_arrow_schema};
 
-use super::file::FileLayout;
+use super::file::{FileLayout, Source};
 use super::plan::{RowGroupPlan, projected_uncompressed};
 use super::{FileRead, RowMask, Scan, ScanMetrics, data_file_path};
 use crate::column_mapping::PhysicalIndex;
 use crate::error::{Error, Result};
-use crate::parquet_read::{RowGroupDecode, decode_row_group, read_metadata};
+use crate::parquet_read::{BatchSizer, RowGroupDecode, decode_row_group, read_metadata};
 use crate::skipping::FileStats;
 
 impl Scan<'_> {
@@ -27,6 +27,19 @@ impl Scan<'_> {
     ) -> Result<bool> {
         let layout = self.layout(file).await?;
         m.files_read += 1;
+        // batches sized by the bytes they decode, the first of one row: partition values
+        // are copied into every row of a batch, so they count per row as well
+        let partition_bytes: u64 = if layout.columns.sources.contains(&Source::Partition) {
+            file.partition_values
+                .iter()
+                .filter_map(|(_, v)| v.as_ref())
+                .map(|v| v.len() as u64)
+                .fold(0, u64::saturating_add)
+        } else {
+            0
+        };
+        let mut batches =
+            BatchSizer::new(self.options.batch_size).with_row_overhead(partition_bytes);
         let mut row_start: u64 = 0;
         for rg in 0..layout.metadata.num_row_groups() {
             let rg_rows = layout.rows_in(rg);
@@ -53,7 +66,10 @@ impl Scan<'_> {
                 selection,
                 decode_limit,
             };
-            if !self.read_row_group(&layout, file, read, m, sink).await? {
+            if !self
+                .read_row_group(&layout, file, read, &mut batches, m, sink)
+                .await?
+            {
                 return Ok(false);
             }
             row_start += rg_rows;
@@ -93,6 +109,7 @@ impl Scan<'_> {
         layout: &FileLayout,
         file: &FileRead<'_>,
         read: RowGroupRead,
+        batches: &mut BatchSizer,
         m: &mut ScanMetrics,
         sink: &mut dyn FnMut(RecordBatch) -> Result<bool>,
     ) -> Result<bool> {
@@ -115,7 +132,7 @@ impl Scan<'_> {
             prefetched: std::slice::from_ref(&layout.prefetched),
             row_group: read.rg,
             mask: layout.mask.clone(),
-            batch_size: self.options.batch_size,
+            batches,
             limit: read.decode_limit,
             selection: read.selection,
             policy: self.fetch_policy(),

@@ -45,7 +45,9 @@ pub struct ScanOptions {
     pub columns: Option<Vec<String>>,
     /// Stop after this many rows.
     pub limit: Option<usize>,
-    /// Rows per batch.
+    /// Rows per batch at most: fewer where rows are large, each batch sized by the bytes
+    /// per row of the one before ([`crate::limits::BATCH_BYTES`]; a file's first batch is
+    /// one row).
     pub batch_size: usize,
     /// Only rows for which this holds.
     pub filter: Option<Predicate>,
@@ -55,8 +57,9 @@ pub struct ScanOptions {
     /// Bytes the scan may decode in all (Parquet pages decompressed into Arrow arrays,
     /// before filtering): a row group whose projected column chunks' uncompressed size
     /// would pass what is left is refused before it is fetched, and the decoded batches
-    /// are counted as they come (a footer that understates sizes is caught at the batch
-    /// that passes the limit). `None`: no limit. A compressed file cannot make a worker
+    /// are counted as they come (a footer that understates sizes, or a dictionary-encoded
+    /// value repeated in every row, is caught at the batch that passes the limit: batches
+    /// are sized by bytes, [`crate::limits::BATCH_BYTES`]). `None`: no limit. A compressed file cannot make a worker
     /// decode gigabytes for a few kilobytes read.
     pub max_decoded_bytes: Option<u64>,
 }

@@ -1869,6 +1869,15 @@ impl ParquetRecordBatchReader {
     pub(crate) fn batch_size(&self) -> usize {
         self.read_plan.batch_size()
     }
+
+    /// (deltalens patch 15, see vendor/README.md) Sets the number of rows the next calls
+    /// to [`Iterator::next`] read (at least 1), so that a reader can size each batch by
+    /// the bytes the previous ones decoded: a dictionary-encoded string column
+    /// materializes its value once per row, so a fixed row count can make one batch of a
+    /// small file gigabytes.
+    pub fn set_batch_size(&mut self, batch_size: usize) {
+        self.read_plan.set_batch_size(batch_size);
+    }
 }
 
 #[cfg(test)]

@@ -413,6 +413,12 @@ impl ReadPlan {
     pub fn batch_size(&self) -> usize {
         self.batch_size
     }
+
+    /// (deltalens patch 15, see vendor/README.md) Sets the number of rows of the next
+    /// output batches (at least 1).
+    pub fn set_batch_size(&mut self, batch_size: usize) {
+        self.batch_size = batch_size.max(1);
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,345 @@
+//! Dictionary amplification (issue #31, item 2): a small Parquet file whose string column
+//! repeats one large dictionary-encoded value decodes to rows × value bytes. A 240 KB
+//! checkpoint of 200,000 adds sharing one 100 KB `stats` string took 1.77 GB to count
+//! (`info`), a 300 KB data file 1.6 GB to scan: batches were bounded by rows only (8,192
+//! rows × 100 KB = 800 MB in one batch). Batches are now sized by the bytes they decode
+//! (`deltalens_core::limits::BATCH_BYTES`), so memory follows that, not the rows claimed.
+//!
+//! Allocations are counted by this binary's global allocator; the tests take a lock so
+//! that each measures itself alone.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    ArrayRef, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
+    StructArray,
+};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use deltalens_core::scan::ScanOptions;
+use deltalens_core::{Error, Table, VersionSpec};
+use deltalens_storage::MemoryStorage;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+/// Counts the bytes allocated and not yet freed, and their peak.
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only counters are
+// updated besides.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is the system allocator's
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as above
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as above
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// One test measures at a time.
+static ALONE: Mutex<()> = Mutex::new(());
+
+/// The most memory a read of these files may hold (bytes allocated above what was held
+/// before it started).
+const BUDGET: usize = 256 << 20;
+
+/// Run `f`, returning its result, the peak of bytes allocated above those held when it
+/// started, and its duration.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, usize, Duration) {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let start = Instant::now();
+    let out = f();
+    let took = start.elapsed();
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    (out, peak, took)
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    futures::executor::block_on(f)
+}
+
+const PROTOCOL: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+
+fn metadata(column: &str) -> String {
+    format!(
+        r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{{\"type\":\"struct\",\"fields\":[{{\"name\":\"{column}\",\"type\":\"string\",\"nullable\":true,\"metadata\":{{}}}}]}}","partitionColumns":[],"configuration":{{}},"createdTime":0}}}}"#
+    )
+}
+
+/// A Parquet file of `batches` (dictionary encoding on, Snappy), without the Arrow schema
+/// in its metadata: a dictionary array written here reads back as a plain string column,
+/// as a file written by Spark does, so the reader materializes every repeated value.
+fn parquet_file(schema: Arc<Schema>, batches: impl Iterator<Item = RecordBatch>) -> Vec<u8> {
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(true)
+        // a dictionary of one value larger than the default 1 MiB limit stays a dictionary
+        .set_dictionary_page_size_limit(8 << 20)
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .build();
+    let options = ArrowWriterOptions::new()
+        .with_properties(props)
+        .with_skip_arrow_metadata(true);
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new_with_options(&mut out, schema, options).unwrap();
+    for b in batches {
+        w.write(&b).unwrap();
+    }
+    w.close().unwrap();
+    out
+}
+
+/// `rows` copies of `value` as one dictionary-encoded column (a dictionary of one value,
+/// so the generator holds it once).
+fn repeated(value: &str, rows: usize) -> ArrayRef {
+    let keys = Int32Array::from(vec![0; rows]);
+    let values = Arc::new(StringArray::from(vec![value]));
+    Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap())
+}
+
+/// A table at version 1: a Parquet checkpoint at version 1 of `adds` adds whose `stats`
+/// all are one `stats_bytes` JSON string (dictionary-encoded: stored once), then a commit
+/// with the protocol and metadata. Returns the table and the checkpoint's size.
+fn checkpoint_table(adds: usize, stats_bytes: usize) -> (Table, usize) {
+    let pad = stats_bytes.saturating_sub(40);
+    let stats = format!(
+        r#"{{"numRecords":3,"minValues":{{"a":"{}"}}}}"#,
+        "x".repeat(pad)
+    );
+    let add_fields = Fields::from(vec![
+        Field::new("path", DataType::Utf8, true),
+        Field::new("size", DataType::Int64, true),
+        Field::new("modificationTime", DataType::Int64, true),
+        Field::new("dataChange", DataType::Boolean, true),
+        Field::new(
+            "stats",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        ),
+    ]);
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "add",
+        DataType::Struct(add_fields.clone()),
+        true,
+    )]));
+    let chunk = 1000;
+    let batches = (0..adds).step_by(chunk).map(|start| {
+        let n = chunk.min(adds - start);
+        let add = StructArray::new(
+            add_fields.clone(),
+            vec![
+                Arc::new(StringArray::from_iter_values(
+                    (start..start + n).map(|i| format!("{i}.parquet")),
+                )) as ArrayRef,
+                Arc::new(Int64Array::from(vec![1000; n])),
+                Arc::new(Int64Array::from(vec![0; n])),
+                Arc::new(BooleanArray::from(vec![true; n])),
+                repeated(&stats, n),
+            ],
+            None,
+        );
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(add)]).unwrap()
+    });
+    let file = parquet_file(schema.clone(), batches);
+    let size = file.len();
+    let mem = MemoryStorage::new();
+    mem.put(
+        "_delta_log/00000000000000000001.checkpoint.parquet",
+        file,
+        0,
+    );
+    mem.put(
+        "_delta_log/_last_checkpoint",
+        format!(r#"{{"version":1,"size":{adds}}}"#).into_bytes(),
+        0,
+    );
+    mem.put(
+        "_delta_log/00000000000000000002.json",
+        [PROTOCOL, &metadata("a")].join("\n").into_bytes(),
+        0,
+    );
+    (Table::new(Arc::new(mem), "mem://t"), size)
+}
+
+/// A table of one data file, `x.parquet`, whose column `s` holds `rows` copies of one
+/// `value_bytes` string, dictionary-encoded. Returns the table and the file's size.
+fn data_file_table(rows: usize, value_bytes: usize) -> (Table, usize) {
+    let value = "y".repeat(value_bytes);
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "s",
+        DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        true,
+    )]));
+    let chunk = 256;
+    let batches = (0..rows).step_by(chunk).map(|start| {
+        let n = chunk.min(rows - start);
+        RecordBatch::try_new(schema.clone(), vec![repeated(&value, n)]).unwrap()
+    });
+    let file = parquet_file(schema.clone(), batches);
+    let size = file.len();
+    let add = format!(
+        r#"{{"add":{{"path":"x.parquet","partitionValues":{{}},"size":{size},"modificationTime":0,"dataChange":true,"stats":"{{\"numRecords\":{rows}}}"}}}}"#
+    );
+    let mem = MemoryStorage::new();
+    mem.put(
+        "_delta_log/00000000000000000000.json",
+        [PROTOCOL, &metadata("s"), &add].join("\n").into_bytes(),
+        0,
+    );
+    mem.put("x.parquet", file, 0);
+    (Table::new(Arc::new(mem), "mem://t"), size)
+}
+
+fn mb(n: usize) -> usize {
+    n >> 20
+}
+
+/// `info` (the file totals, streamed from the checkpoint) over 50,000 adds that share one
+/// dictionary-encoded 100 KB `stats` string: 5 GB claimed by a file of a few hundred KB.
+/// Counted within the budget (it took 1.8 GB for 200,000 adds, about 800 MB a batch).
+#[test]
+fn a_checkpoint_of_one_repeated_large_stats_string_is_counted_within_budget() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (adds, stats_bytes) = (50_000, 100 << 10);
+    let (table, size) = checkpoint_table(adds, stats_bytes);
+    let ((), peak, took) = measured(|| {
+        let v = block_on(table.version_info(VersionSpec::Latest)).unwrap();
+        let totals = block_on(v.file_totals(&mut |_| true)).unwrap();
+        assert_eq!(totals.files, adds as u64);
+        assert_eq!(totals.rows, Some(3 * adds as i64));
+    });
+    println!(
+        "checkpoint of {} KB claiming {} MB of stats: file totals in {took:?}, peak {} MB",
+        size >> 10,
+        mb(adds * stats_bytes),
+        mb(peak)
+    );
+    assert!(
+        peak <= BUDGET,
+        "counting {adds} adds of a {} KB checkpoint held {} MB at its peak (budget {} MB)",
+        size >> 10,
+        mb(peak),
+        mb(BUDGET)
+    );
+}
+
+/// A scan (what `query "SELECT COUNT(s)"` runs) of a data file whose string column repeats
+/// one dictionary-encoded 1 MiB value 1,536 times: 1.5 GiB decoded from a file of a few
+/// KB, within the budget (the first batch alone was 1.5 GiB; over 2 GiB it failed, its
+/// string offsets overflowing).
+#[test]
+fn a_data_file_of_one_repeated_large_string_is_scanned_within_budget() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (rows, value_bytes) = (1536, 1 << 20);
+    let (table, size) = data_file_table(rows, value_bytes);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let options = ScanOptions {
+        columns: Some(vec!["s".into()]),
+        ..Default::default()
+    };
+    let scan = snap.scan(options).unwrap();
+    let (counted, peak, took) = measured(|| {
+        let mut counted = 0;
+        let mut largest = 0;
+        block_on(scan.execute(&mut |b| {
+            counted += b.num_rows();
+            largest = largest.max(b.get_array_memory_size());
+            Ok(true)
+        }))
+        .unwrap();
+        (counted, largest)
+    });
+    println!(
+        "data file of {} KB claiming {} MB: scanned in {took:?}, peak {} MB, largest batch {} MB",
+        size >> 10,
+        mb(rows * value_bytes),
+        mb(peak),
+        mb(counted.1)
+    );
+    assert_eq!(counted.0, rows);
+    assert!(
+        peak <= BUDGET,
+        "scanning a {} KB file held {} MB at its peak (budget {} MB)",
+        size >> 10,
+        mb(peak),
+        mb(BUDGET)
+    );
+}
+
+/// With a decoded-bytes budget (the worker's), the same file is refused once the batches
+/// decoded pass it, naming the limit, having held about the budget, not the 1.5 GiB one batch
+/// used to decode before it was counted.
+#[test]
+fn a_decoded_bytes_budget_stops_a_dictionary_bomb_early() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (rows, value_bytes) = (1536, 1 << 20);
+    let (table, _) = data_file_table(rows, value_bytes);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let max = 64u64 << 20;
+    let options = ScanOptions {
+        columns: Some(vec!["s".into()]),
+        max_decoded_bytes: Some(max),
+        ..Default::default()
+    };
+    let scan = snap.scan(options).unwrap();
+    let (err, peak, took) = measured(|| block_on(scan.execute(&mut |_| Ok(true))).unwrap_err());
+    println!("refused in {took:?}, peak {} MB: {err}", mb(peak));
+    match &err {
+        Error::DecodedBytesExceeded { max: m, path, .. } => {
+            assert_eq!((*m, path.as_str()), (max, "x.parquet"));
+        }
+        other => panic!("expected the decoded-bytes budget, got: {other}"),
+    }
+    assert!(err.to_string().contains("max_decoded_bytes"), "{err}");
+    assert!(
+        peak <= 2 * max as usize,
+        "refusing held {} MB at its peak (budget {} MB)",
+        mb(peak),
+        mb(max as usize)
+    );
+}
