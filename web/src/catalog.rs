@@ -4,21 +4,16 @@
 
 use leptos::prelude::*;
 
-use crate::session::Form;
+use crate::credentials::Form;
 use crate::state::use_ctx;
 
 #[component]
 pub fn CatalogBrowser(form: RwSignal<Form>) -> impl IntoView {
     let ctx = use_ctx();
     let open = move |name: String| {
-        let relay = ctx
-            .session
-            .get_untracked()
-            .and_then(|s| s.via.clone())
-            .unwrap_or_default();
-        let mut f = form.get_untracked();
-        f.relay = relay;
-        ctx.open(name, &f, None);
+        // the same relay as the catalog; asked first if a secret would go with it
+        let via = ctx.session.get_untracked().and_then(|s| s.via.clone());
+        ctx.open_link(name, via, None, &form.get_untracked());
     };
     view! {
         <section id="catalog" aria-labelledby="catalog-title">

@@ -1,6 +1,6 @@
 //! An opened table: its storage (browser `fetch`, counted and timed), the core `Table`,
 //! and what the page remembers — the URL state (`?table=…&version=…&tab=…`, never
-//! credentials), recently opened tables, and credentials only when the user asks.
+//! credentials) and recently opened tables (credentials: [`crate::credentials`]).
 
 use std::sync::Arc;
 
@@ -33,13 +33,16 @@ pub fn now_ms() -> f64 {
 }
 
 impl Session {
-    /// Open `url` with the given storage options (nothing is fetched yet).
-    pub fn open(url: &str, opts: &BrowserOptions) -> Result<Session, LocationError> {
+    /// Open `url` through `via` (as given; `opts.relay` is it resolved) with the given
+    /// storage options (nothing is fetched yet).
+    pub fn open(
+        url: &str,
+        via: Option<String>,
+        opts: &BrowserOptions,
+    ) -> Result<Session, LocationError> {
         let url = url.trim().trim_end_matches('/').to_string();
-        let via = opts.relay.clone().filter(|r| !r.trim().is_empty());
-        let mut resolved = opts.clone();
-        resolved.relay = via.as_deref().map(resolve_relay);
-        let fetch = Arc::new(FetchStorage::open(&url, &resolved)?);
+        let via = via.filter(|r| !r.trim().is_empty());
+        let fetch = Arc::new(FetchStorage::open(&url, opts)?);
         let retry = RetryStorage::new(
             Arc::clone(&fetch),
             RetryPolicy::default(),
@@ -66,7 +69,7 @@ impl Session {
 
 /// A relay given relative to this page (`/`: the server that served it) as an absolute
 /// URL; an absolute one as it is.
-fn resolve_relay(via: &str) -> String {
+pub fn resolve_relay(via: &str) -> String {
     let via = via.trim();
     let base = web_sys::window().and_then(|w| w.location().href().ok());
     match base.and_then(|b| web_sys::Url::new_with_base(via, &b).ok()) {
@@ -80,7 +83,6 @@ fn local_storage() -> Option<web_sys::Storage> {
 }
 
 const RECENT_KEY: &str = "deltalens.recent";
-const CREDS_KEY: &str = "deltalens.credentials";
 
 /// Recently opened table URLs, newest first (never credentials).
 pub fn recent() -> Vec<String> {
@@ -97,112 +99,6 @@ pub fn remember_recent(url: &str) {
     r.truncate(10);
     if let (Some(s), Ok(v)) = (local_storage(), serde_json::to_string(&r)) {
         let _ = s.set_item(RECENT_KEY, &v);
-    }
-}
-
-/// Storage options as the form holds them.
-#[derive(Clone, Default, PartialEq)]
-pub struct Form {
-    pub s3_endpoint: String,
-    pub s3_region: String,
-    pub s3_key: String,
-    pub s3_secret: String,
-    pub s3_token: String,
-    pub s3_virtual_hosted: bool,
-    pub azure_sas: String,
-    pub azure_endpoint: String,
-    pub azure_account: String,
-    /// A relay (`deltalens serve`, a worker) that reads tables for the tab.
-    pub relay: String,
-    /// Bearer token for a relay that needs one.
-    pub relay_token: String,
-}
-
-fn some(s: &str) -> Option<String> {
-    let s = s.trim();
-    (!s.is_empty()).then(|| s.to_string())
-}
-
-impl Form {
-    pub fn options(&self) -> BrowserOptions {
-        BrowserOptions {
-            s3_endpoint: some(&self.s3_endpoint),
-            s3_region: some(&self.s3_region),
-            s3_access_key_id: some(&self.s3_key),
-            s3_secret_access_key: some(&self.s3_secret),
-            s3_session_token: some(&self.s3_token),
-            s3_virtual_hosted: self.s3_virtual_hosted,
-            azure_sas: some(&self.azure_sas),
-            azure_endpoint: some(&self.azure_endpoint),
-            azure_account: some(&self.azure_account),
-            relay: some(&self.relay),
-            relay_token: some(&self.relay_token),
-        }
-    }
-
-    /// The text fields in the order they are stored.
-    fn fields(&self) -> [&String; 10] {
-        [
-            &self.s3_endpoint,
-            &self.s3_region,
-            &self.s3_key,
-            &self.s3_secret,
-            &self.s3_token,
-            &self.azure_sas,
-            &self.azure_endpoint,
-            &self.azure_account,
-            &self.relay,
-            &self.relay_token,
-        ]
-    }
-
-    /// Whether a secret (keys, session token, SAS) is filled in.
-    pub fn has_credentials(&self) -> bool {
-        [
-            &self.s3_key,
-            &self.s3_secret,
-            &self.s3_token,
-            &self.azure_sas,
-            &self.relay_token,
-        ]
-        .iter()
-        .any(|v| !v.trim().is_empty())
-    }
-
-    /// Only when the user ticked "remember on this device".
-    pub fn save(&self) {
-        let v = self.fields();
-        if let (Some(s), Ok(v)) = (
-            local_storage(),
-            serde_json::to_string(&(v, self.s3_virtual_hosted)),
-        ) {
-            let _ = s.set_item(CREDS_KEY, &v);
-        }
-    }
-
-    pub fn forget() {
-        if let Some(s) = local_storage() {
-            let _ = s.remove_item(CREDS_KEY);
-        }
-    }
-
-    pub fn load() -> Option<Form> {
-        let raw = local_storage()?.get_item(CREDS_KEY).ok().flatten()?;
-        let (v, vh): (Vec<String>, bool) = serde_json::from_str(&raw).ok()?;
-        let g = |i: usize| v.get(i).cloned().unwrap_or_default();
-        Some(Form {
-            s3_endpoint: g(0),
-            s3_region: g(1),
-            s3_key: g(2),
-            s3_secret: g(3),
-            s3_token: g(4),
-            s3_virtual_hosted: vh,
-            azure_sas: g(5),
-            azure_endpoint: g(6),
-            azure_account: g(7),
-            relay: g(8),
-            relay_token: g(9),
-        })
     }
 }
 

@@ -25,8 +25,9 @@ use leptos::task::spawn_local;
 
 use deltalens_storage::relay::CatalogEntry;
 
+use crate::credentials::Form;
 use crate::errors::{explain, explain_present};
-use crate::session::{self, Form, Session, UrlState};
+use crate::session::{self, Session, UrlState};
 
 /// The tabs of the page, in the order shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +103,12 @@ pub struct Ctx {
     /// A Unity Catalog catalog or schema being browsed (through a relay): its name and
     /// what it holds, once listed.
     pub catalog: RwSignal<Option<(String, Option<Vec<CatalogEntry>>)>>,
+    /// A table from the page URL or a catalog whose requests would carry one of the
+    /// form's secrets, waiting for the user's answer ([`Ctx::open_link`]).
+    pub pending: RwSignal<Option<LinkOpen>>,
+    /// Where the user agreed, in this page, that secrets go: their own Opens and the links
+    /// they answered "with my credentials".
+    consented: StoredValue<Vec<String>>,
     cancel: StoredValue<Option<AbortHandle>, LocalStorage>,
     /// How many operations [`Ctx::run`] started: one replaced by a newer one ends
     /// silently (the newer one owns the status line and the error).
@@ -128,6 +135,8 @@ impl Ctx {
             error: RwSignal::new(None),
             history: RwSignal::new(Vec::new()),
             catalog: RwSignal::new(None),
+            pending: RwSignal::new(None),
+            consented: StoredValue::new(Vec::new()),
             cancel: StoredValue::new_local(None),
             runs: StoredValue::new(0),
             stop_count: StoredValue::new_local(None),
@@ -304,9 +313,9 @@ impl Ctx {
             .as_ref()
             .is_some_and(|s| s.url == table && s.via == want.via);
         if !same_table {
-            let mut f = form.clone();
-            f.relay = want.via.unwrap_or_default();
-            self.open(table, &f, want.version);
+            // an entry is a link: its relay beside the form, and asked about first when a
+            // secret would go with it
+            self.open_link(table, want.via, want.version, form);
         } else if self.version.get_untracked() != want.version
             && self.catalog.get_untracked().is_none()
         {
@@ -407,11 +416,60 @@ impl Ctx {
         ))
     }
 
-    /// Open a table URL and show it.
-    pub fn open(self, url: String, form: &Form, version: Option<u64>) {
-        match Session::open(&url, &form.options()) {
+    /// Open a table that did not come from the user's own Open (a link, Back and Forward,
+    /// a catalog entry): at once when none of the form's secrets would go with it or the
+    /// user agreed to send them where it reads, else [`Ctx::pending`] asks first.
+    pub fn open_link(self, table: String, via: Option<String>, version: Option<u64>, form: &Form) {
+        let link = LinkOpen::new(table, via, version, form);
+        let agreed = link
+            .origin
+            .as_ref()
+            .is_some_and(|o| self.consented.with_value(|c| c.contains(o)));
+        if link.secrets.is_empty() || agreed {
+            self.pending.set(None);
+            self.open(link.table, link.via, form, link.version);
+        } else {
+            self.pending.set(Some(link));
+        }
+    }
+
+    /// The user's answer to [`Ctx::pending`]: with the secrets bound where it reads (and
+    /// agreed for the rest of this page), or with none.
+    pub fn answer_link(self, with_credentials: bool, form: &Form) {
+        let Some(link) = self.pending.get_untracked() else {
+            return;
+        };
+        self.pending.set(None);
+        if with_credentials {
+            self.consent(link.origin.clone());
+            self.open(link.table, link.via, form, link.version);
+        } else {
+            self.open(link.table, link.via, &form.without_secrets(), link.version);
+        }
+    }
+
+    /// The user agreed that secrets bound to `scope` go there (their own Open).
+    pub fn consent(self, scope: Option<String>) {
+        if let Some(s) = scope {
+            self.consented.update_value(|c| {
+                if !c.contains(&s) {
+                    c.push(s);
+                }
+            });
+        }
+    }
+
+    /// Open a table URL, read through `via` (a relay as given: in a link, the form or
+    /// the session; `None`: straight from storage), and show it. The form's secrets go
+    /// with it only where they are bound ([`Form::options_for`]).
+    pub fn open(self, url: String, via: Option<String>, form: &Form, version: Option<u64>) {
+        let via = via.filter(|v| !v.trim().is_empty());
+        let resolved = via.as_deref().map(session::resolve_relay);
+        let opened = form
+            .options_for(&url, resolved.as_deref())
+            .and_then(|plan| Session::open(&url, via, &plan.options));
+        match opened {
             Ok(s) => {
-                session::remember_recent(&s.url);
                 self.session.set(Some(Rc::new(s)));
                 self.stop_counting();
                 self.info.set(None);
@@ -461,6 +519,37 @@ impl Ctx {
             self.load(Some(v));
             Ok(())
         });
+    }
+}
+
+/// A table opened from the page URL (a link, Back, Forward) or a catalog entry: where its
+/// requests go and which of the form's secrets would go with them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkOpen {
+    pub table: String,
+    pub via: Option<String>,
+    pub version: Option<u64>,
+    /// Where its requests go, as a secret is bound (relay or account origin, S3 bucket).
+    pub origin: Option<String>,
+    /// The kinds of secret that would go with it.
+    pub secrets: Vec<&'static str>,
+}
+
+impl LinkOpen {
+    fn new(table: String, via: Option<String>, version: Option<u64>, form: &Form) -> LinkOpen {
+        let resolved = via.as_deref().map(session::resolve_relay);
+        // a table that cannot be opened carries nothing (the open says why)
+        let (origin, secrets) = match form.options_for(&table, resolved.as_deref()) {
+            Ok(plan) => (plan.origin, plan.secrets),
+            Err(_) => (None, Vec::new()),
+        };
+        LinkOpen {
+            table,
+            via,
+            version,
+            origin,
+            secrets,
+        }
     }
 }
 

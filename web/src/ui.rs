@@ -9,8 +9,9 @@ use deltalens_core::VersionSpec;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::credentials::{self, Filled, Form, S3Keys};
 use crate::format::{fmt_io, fmt_ranges_ignored};
-use crate::session::{self, Form};
+use crate::session;
 use crate::state::{Ctx, Tab, use_ctx};
 use crate::tabs;
 
@@ -22,39 +23,26 @@ pub fn App() -> impl IntoView {
     if let Some(t) = start.tab.as_deref().and_then(Tab::parse) {
         ctx.tab.set(t);
     }
-    let stored = Form::load();
-    let remembered_secret = stored.as_ref().is_some_and(Form::has_credentials);
+    let stored = credentials::load();
+    let remember = RwSignal::new(stored.is_some());
     let form = RwSignal::new(stored.unwrap_or_default());
-    let remember = RwSignal::new(Form::load().is_some());
     let url = RwSignal::new(start.table.clone().unwrap_or_default());
-    // a link's relay replaces the form's (only the relay token is a secret)
-    if let Some(v) = start.via.clone() {
-        form.update(|f| f.relay = v);
+    // A link (`?table=…&via=…`) may come from anyone. Its relay is used beside the form,
+    // never written into it; the form's secrets go only where each is bound, and when one
+    // would go with this link the page asks first, naming where (`Ctx::open_link`).
+    if let Some(table) = start.table.clone() {
+        ctx.open_link(
+            table,
+            start.via.clone(),
+            start.version,
+            &form.get_untracked(),
+        );
     }
-    // a link (`?table=`) may come from anyone: with credentials remembered on this device
-    // the page asks before sending them to the link's storage
-    let confirm = RwSignal::new(None::<(String, Option<u64>)>);
-    if let Some(t) = start.table.clone() {
-        if remembered_secret {
-            confirm.set(Some((t, start.version)));
-        } else {
-            ctx.open(t, &form.get_untracked(), start.version);
-        }
-    }
+    // whether the table URL field holds what the user typed or picked from their own
+    // opens (not what a link put there): only then does their Open bind typed secrets
+    let typed = RwSignal::new(start.table.is_none());
     let answer = move |with_credentials: bool| {
-        if let Some((t, v)) = confirm.get_untracked() {
-            confirm.set(None);
-            let f = if with_credentials {
-                form.get_untracked()
-            } else {
-                // the link's relay, without any secret
-                Form {
-                    relay: form.get_untracked().relay,
-                    ..Form::default()
-                }
-            };
-            ctx.open(t, &f, v);
-        }
+        ctx.answer_link(with_credentials, &form.get_untracked());
     };
     // Back and Forward restore the table, version and tab; keys: `/` focuses the filter,
     // `[` and `]` step versions (not while typing in a field)
@@ -78,37 +66,56 @@ pub fn App() -> impl IntoView {
     if let Ok(h) = progress {
         on_cleanup(move || h.clear());
     }
+    // the user's own Open of what they typed: the secrets typed since they were last bound
+    // are bound to where this open reads, and the form is stored only here, with
+    // "remember" ticked; a URL a link left in the field opens as the link would
     let open = move || {
+        let table = url.get_untracked();
+        let via = Some(form.get_untracked().relay).filter(|r| !r.trim().is_empty());
+        if !typed.get_untracked() {
+            ctx.open_link(table, via, None, &form.get_untracked());
+            return;
+        }
+        let resolved = via.as_deref().map(session::resolve_relay);
+        // a table that cannot be opened binds nothing (the open says why)
+        let mut scope = None;
+        form.update(|f| scope = f.bind_typed(&table, resolved.as_deref()).ok().flatten());
+        ctx.consent(scope);
         let f = form.get_untracked();
         if remember.get_untracked() {
-            f.save();
+            credentials::save(&f);
         } else {
-            Form::forget();
+            credentials::forget();
         }
-        ctx.open(url.get_untracked(), &f, None);
+        session::remember_recent(&table);
+        ctx.open(table, via, &f, None);
     };
     view! {
         <header>
             <h1>"deltalens"</h1>
             <form class="open" on:submit=move |ev| { ev.prevent_default(); open(); }>
                 <input id="table-url" type="text" aria-label="table URL" placeholder="s3://bucket/table, abfss://container@account.dfs.core.windows.net/table, gs://…, https://…, uc://catalog.schema.table (through a relay)"
-                    prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
+                    prop:value=move || url.get() on:input=move |ev| { typed.set(true); url.set(event_target_value(&ev)) } />
                 <button id="open" type="submit">"Open"</button>
                 <StorageOptions form remember />
-                <Recent url />
+                <Recent url typed />
             </form>
         </header>
-        <Show when=move || confirm.get().is_some()>
+        <Show when=move || ctx.pending.get().is_some()>
             <div id="confirm-open" class="confirm" role="alertdialog" aria-labelledby="confirm-text">
                 <p id="confirm-text">"This link opens "
-                    <code>{move || confirm.get().map(|c| c.0).unwrap_or_default()}</code>
-                    ". Credentials are remembered on this device: send them to this table's storage?"</p>
+                    <code id="confirm-table">{move || ctx.pending.get().map(|c| c.table).unwrap_or_default()}</code>
+                    {move || ctx.pending.get().and_then(|c| c.via).map(|v| view! { " through the relay " <code id="confirm-via">{v}</code> })}
+                    ". The "{move || ctx.pending.get().map(|c| c.secrets.join(" and ")).unwrap_or_default()}
+                    " remembered on this device for "
+                    <code id="confirm-origin">{move || ctx.pending.get().and_then(|c| c.origin).unwrap_or_default()}</code>
+                    " would be sent there. Send them?"</p>
                 <button id="confirm-with" on:click=move |_| answer(true)>"Open with my credentials"</button>
                 <button id="confirm-without" on:click=move |_| answer(false)>"Open without credentials"</button>
             </div>
         </Show>
         <Status />
-        <Show when=move || ctx.session.get().is_none() && confirm.get().is_none()>
+        <Show when=move || ctx.session.get().is_none() && ctx.pending.get().is_none()>
             <crate::landing::Landing url />
         </Show>
         <Show when=move || ctx.session.get().is_some() && ctx.catalog.get().is_some()>
@@ -215,20 +222,23 @@ fn StorageOptions(form: RwSignal<Form>, remember: RwSignal<bool>) -> impl IntoVi
             <fieldset><legend>"S3 / S3-compatible"</legend>
                 {field("endpoint", "s3-endpoint", false, |f| f.s3_endpoint.clone(), |f, v| f.s3_endpoint = v)}
                 {field("region", "s3-region", false, |f| f.s3_region.clone(), |f, v| f.s3_region = v)}
-                {field("access key id", "s3-key", false, |f| f.s3_key.clone(), |f, v| f.s3_key = v)}
-                {field("secret access key", "s3-secret", true, |f| f.s3_secret.clone(), |f, v| f.s3_secret = v)}
-                {field("session token", "s3-token", true, |f| f.s3_token.clone(), |f, v| f.s3_token = v)}
+                {field("access key id", "s3-key", false, |f| f.s3.value.key.clone(), |f, v| f.s3.set(S3Keys { key: v, ..f.s3.value.clone() }))}
+                {field("secret access key", "s3-secret", true, |f| f.s3.value.secret.clone(), |f, v| f.s3.set(S3Keys { secret: v, ..f.s3.value.clone() }))}
+                {field("session token", "s3-token", true, |f| f.s3.value.token.clone(), |f, v| f.s3.set(S3Keys { token: v, ..f.s3.value.clone() }))}
+                <Bound id="s3-bound" form origin=|f| f.s3.origin.clone() filled=|f| f.s3.value.filled() />
                 <label><input type="checkbox" prop:checked=move || form.get().s3_virtual_hosted
                     on:change=move |ev| form.update(|f| f.s3_virtual_hosted = event_target_checked(&ev)) />"virtual-hosted style"</label>
             </fieldset>
             <fieldset><legend>"Azure"</legend>
-                {field("SAS token", "azure-sas", true, |f| f.azure_sas.clone(), |f, v| f.azure_sas = v)}
+                {field("SAS token", "azure-sas", true, |f| f.azure_sas.value.clone(), |f, v| f.azure_sas.set(v))}
+                <Bound id="azure-bound" form origin=|f| f.azure_sas.origin.clone() filled=|f| f.azure_sas.value.filled() />
                 {field("account (for az://)", "azure-account", false, |f| f.azure_account.clone(), |f, v| f.azure_account = v)}
                 {field("blob endpoint", "azure-endpoint", false, |f| f.azure_endpoint.clone(), |f, v| f.azure_endpoint = v)}
             </fieldset>
             <fieldset><legend>"Relay: deltalens serve or a worker reads the table for this tab (no CORS rule, no storage secret here)"</legend>
                 {field("relay URL", "relay", false, |f| f.relay.clone(), |f, v| f.relay = v)}
-                {field("relay token", "relay-token", true, |f| f.relay_token.clone(), |f, v| f.relay_token = v)}
+                {field("relay token", "relay-token", true, |f| f.relay_token.value.clone(), |f, v| f.relay_token.set(v))}
+                <Bound id="relay-bound" form origin=|f| f.relay_token.origin.clone() filled=|f| f.relay_token.value.filled() />
             </fieldset>
             <label><input type="checkbox" prop:checked=move || remember.get()
                 on:change=move |ev| remember.set(event_target_checked(&ev)) />
@@ -237,8 +247,26 @@ fn StorageOptions(form: RwSignal<Form>, remember: RwSignal<bool>) -> impl IntoVi
     }
 }
 
+/// Where a secret of the form goes: the one origin it is bound to, or nowhere until the
+/// next Open binds it.
 #[component]
-fn Recent(url: RwSignal<String>) -> impl IntoView {
+fn Bound(
+    id: &'static str,
+    form: RwSignal<Form>,
+    origin: fn(&Form) -> Option<String>,
+    filled: fn(&Form) -> bool,
+) -> impl IntoView {
+    view! {
+        <p class="bound" id=id>{move || form.with(|f| match (filled(f), origin(f)) {
+            (false, _) => String::new(),
+            (true, Some(o)) => format!("sent only to {o}"),
+            (true, None) => "bound to the origin of your next Open".to_string(),
+        })}</p>
+    }
+}
+
+#[component]
+fn Recent(url: RwSignal<String>, typed: RwSignal<bool>) -> impl IntoView {
     let ctx = use_ctx();
     let recent = move || {
         ctx.session.get(); // re-read after each open
@@ -248,7 +276,7 @@ fn Recent(url: RwSignal<String>) -> impl IntoView {
         <div class="recent">
             {move || recent().into_iter().map(|r| {
                 let r2 = r.clone();
-                view! { <button type="button" class="link" on:click=move |_| url.set(r2.clone())>{r}</button> }
+                view! { <button type="button" class="link" on:click=move |_| { typed.set(true); url.set(r2.clone()) }>{r}</button> }
             }).collect_view()}
         </div>
     }

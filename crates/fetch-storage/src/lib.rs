@@ -8,6 +8,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod credentials;
 pub mod listing;
 pub mod location;
 pub mod sigv4;

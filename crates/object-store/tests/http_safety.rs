@@ -353,7 +353,13 @@ async fn path_parameters_are_not_sent_to_a_server() {
         );
     };
     for s in [&http, &s3] {
-        for p in ["..;/..;/secret", "p=x/..;/..;/secret", "%2e%2e%3b/secret", ".;/x", ";x/y"] {
+        for p in [
+            "..;/..;/secret",
+            "p=x/..;/..;/secret",
+            "%2e%2e%3b/secret",
+            ".;/x",
+            ";x/y",
+        ] {
             refused(p, s.get(p).await.unwrap_err().to_string());
             refused(
                 p,
@@ -388,7 +394,10 @@ async fn path_parameters_are_not_sent_to_a_server() {
         let e = s.get("p=a;b/part-0.parquet").await.unwrap_err().to_string();
         assert!(!e.contains("path parameter"), "{e}");
     }
-    assert!(server.hits() > 0, "a partition value with ';' was not asked for");
+    assert!(
+        server.hits() > 0,
+        "a partition value with ';' was not asked for"
+    );
 
     // a local table's name may hold one
     let dir = std::env::temp_dir().join(format!("deltalens-semicolon-{}", std::process::id()));
