@@ -188,7 +188,11 @@ impl Form {
         let endpoint = Endpoint::parse(table, &self.settings(relay.map(str::to_string)))?;
         Ok(match &endpoint.service {
             Service::Relay { .. } => Target::Relay(endpoint.credential_origin()),
-            Service::S3 { bucket_url, .. } => Target::S3(Some(bucket_url.clone())),
+            // a bucket URL without an origin (a virtual-hosted bucket on an IP
+            // endpoint) is no place to bind keys to: the fetch backend sends them nowhere
+            Service::S3 { bucket_url, .. } => {
+                Target::S3(endpoint.credential_origin().map(|_| bucket_url.clone()))
+            }
             Service::Azure { .. } => Target::Azure(endpoint.credential_origin()),
             Service::Http | Service::Gcs { .. } => Target::None,
         })
@@ -423,6 +427,25 @@ mod tests {
                 .secrets
                 .is_empty()
         );
+    }
+
+    /// A fuzz finding (fuzz/regressions/credential_binding): a virtual-hosted bucket on an
+    /// IP endpoint has no origin; keys were bound to its URL and given to it.
+    #[test]
+    fn keys_never_bind_where_requests_have_no_origin() {
+        let mut f = Form {
+            s3_endpoint: "http://127.0.0.1:9000".into(),
+            s3_virtual_hosted: true,
+            ..Form::default()
+        };
+        f.s3.set(S3Keys {
+            key: "k".into(),
+            secret: "s".into(),
+            token: String::new(),
+        });
+        assert_eq!(f.bind_typed("s3://b/t", None).unwrap(), None);
+        assert_eq!(f.s3.origin, None);
+        assert!(f.options_for("s3://b/t", None).unwrap().secrets.is_empty());
     }
 
     #[test]
