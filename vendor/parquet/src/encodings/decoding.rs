@@ -375,9 +375,21 @@ impl<T: DataType> DictDecoder<T> {
 
     /// Decodes and sets values for dictionary using `decoder` decoder.
     pub fn set_dict(&mut self, mut decoder: Box<dyn Decoder<T>>) -> Result<()> {
-        let num_values = decoder.values_left();
-        self.dictionary.resize(num_values, T::T::default());
-        let _ = decoder.get(&mut self.dictionary)?;
+        // (deltalens patch 16, see vendor/README.md) the dictionary grows with the values
+        // its page actually holds, a chunk at a time, not to the count its header claims
+        // (a 15 KB file claiming 2^28 values allocated 1 GB before decoding any)
+        let mut left = decoder.values_left();
+        self.dictionary.clear();
+        let mut chunk = vec![T::T::default(); left.min(4096)];
+        while left > 0 {
+            let want = left.min(chunk.len());
+            let got = decoder.get(&mut chunk[..want])?;
+            if got == 0 {
+                break;
+            }
+            self.dictionary.extend_from_slice(&chunk[..got]);
+            left = left.saturating_sub(got);
+        }
         self.has_dictionary = true;
         Ok(())
     }
