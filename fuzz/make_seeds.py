@@ -127,6 +127,7 @@ def table(out, root):
         for name in files:
             if name.endswith(".parquet") and os.path.getsize(os.path.join(dirpath, name)) <= 64 * 1024:
                 put(out, "scan_parquet", read(os.path.join(dirpath, name)))
+                put(out, "scan_amplification", read(os.path.join(dirpath, name)))
             if name.endswith(".bin"):
                 data = read(os.path.join(dirpath, name))
                 put(out, "dv_file", data)

@@ -22,14 +22,15 @@ fn host_of(url: &str, opts: &BrowserOptions) -> Option<(String, String, Option<u
     ))
 }
 
-/// `t` is `root` or under it: same store, key equal or below at a `/`.
+/// `t` is `root` or under it: same store, key equal or below at a `/` (a root key that
+/// ends with `/`, such as `file:`'s `/`, is its own boundary).
 fn under(t: &TableUrl, root: &TableUrl) -> bool {
     t.store == root.store
         && (root.key.is_empty()
             || t.key == root.key
             || t.key
                 .strip_prefix(&root.key)
-                .is_some_and(|r| r.starts_with('/')))
+                .is_some_and(|r| r.starts_with('/') || root.key.ends_with('/')))
 }
 
 deltalens_fuzz::target!(|data| {

@@ -1170,10 +1170,8 @@ impl BitReader {
     /// Returns `Some(value)` on success, or `None` if the buffer is exhausted
     /// before a complete VLQ value is read.
     ///
-    /// # Panics
-    ///
-    /// Panics if the encoded integer is longer than [`MAX_VLQ_BYTE_LEN`]
-    /// bytes (bad input).
+    /// `None` too when the encoded integer is longer than [`MAX_VLQ_BYTE_LEN`]
+    /// bytes or than 64 bits (bad input; deltalens patch 18).
     pub fn get_vlq_int(&mut self) -> Option<i64> {
         // Align to byte boundary once, then read bytes directly
         self.byte_offset = self.get_byte_offset();
@@ -1184,12 +1182,14 @@ impl BitReader {
         let mut v: i64 = 0;
 
         for (i, &byte) in buf.iter().enumerate() {
+            // (deltalens patch 18, see vendor/README.md) a VLQ longer than an i64 holds is
+            // bad input: `None`, as for a truncated one, where upstream shifted past 63
+            // bits (an overflow panic) before its length assertion (another panic)
+            if shift >= 64 || shift >= MAX_VLQ_BYTE_LEN * 7 {
+                return None;
+            }
             v |= ((byte & 0x7F) as i64) << shift;
             shift += 7;
-            assert!(
-                shift <= MAX_VLQ_BYTE_LEN * 7,
-                "Num of bytes exceed MAX_VLQ_BYTE_LEN ({MAX_VLQ_BYTE_LEN})"
-            );
             if byte & 0x80 == 0 {
                 self.byte_offset += i + 1;
                 return Some(v);

@@ -53,8 +53,14 @@ pub fn iter_set_bits_rev(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
 
 /// Performs big endian sign extension
 pub fn sign_extend_be<const N: usize>(b: &[u8]) -> [u8; N] {
-    assert!(b.len() <= N, "Array too large, expected less than {N}");
-    let is_negative = (b[0] & 128u8) == 128u8;
+    // (deltalens patch 17, see vendor/README.md) total on hostile input: an empty value
+    // (a decimal statistic of no bytes) is 0, and of a longer one the low N bytes are kept,
+    // where upstream indexes b[0] and asserts the length (a panic aborts a wasm32 module)
+    let b = &b[b.len().saturating_sub(N)..];
+    let Some(first) = b.first() else {
+        return [0u8; N];
+    };
+    let is_negative = (first & 128u8) == 128u8;
     let mut result = if is_negative { [255u8; N] } else { [0u8; N] };
     for (d, s) in result.iter_mut().skip(N - b.len()).zip(b) {
         *d = *s;
