@@ -11,6 +11,7 @@
 
 mod aws_profile;
 mod local;
+pub use local::{Refused as LocalRefused, file_inside, same_file};
 mod no_redirects;
 mod relaying;
 mod unity_catalog;

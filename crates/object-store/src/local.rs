@@ -56,16 +56,64 @@ fn not_found(location: &Path, why: String) -> object_store::Error {
     }
 }
 
+/// Why [`file_inside`] refuses a path.
+#[derive(Debug)]
+pub enum Refused {
+    /// Nothing there (or a link to nothing).
+    Missing,
+    /// The path cannot be resolved for another reason.
+    Unresolvable(std::io::Error),
+    /// Its real path's metadata cannot be read.
+    NoMetadata(std::path::PathBuf, std::io::Error),
+    /// Its real path (links resolved) lies outside the root.
+    Outside,
+    /// A directory, not a file.
+    Directory,
+    /// Not a regular file: a FIFO (opening one waits for a writer), a socket or a device.
+    NotAFile,
+}
+
+/// The one rule for local files, in every path that reads them (this store's local tables,
+/// `deltalens serve`'s `/tables/`, `--app-dir` and relay): `path`, every link resolved, is
+/// a regular file inside `root` (canonical). Its real path and metadata, learnt without
+/// opening it; blocking.
+pub fn file_inside(
+    root: &FsPath,
+    path: &FsPath,
+) -> std::result::Result<(std::path::PathBuf, Metadata), Refused> {
+    let real = path.canonicalize().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Refused::Missing,
+        _ => Refused::Unresolvable(e),
+    })?;
+    if !real.starts_with(root) {
+        return Err(Refused::Outside);
+    }
+    let meta = match std::fs::symlink_metadata(&real) {
+        Ok(m) => m,
+        Err(e) => return Err(Refused::NoMetadata(real, e)),
+    };
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Err(Refused::Directory);
+    }
+    if !kind.is_file() {
+        return Err(Refused::NotAFile);
+    }
+    Ok((real, meta))
+}
+
 /// Whether two metadata are of the same file (device and inode; elsewhere, the check
-/// before opening is all there is).
+/// before opening is all there is): a file swapped in after [`file_inside`] is refused.
 #[cfg(unix)]
-fn same_file(a: &Metadata, b: &Metadata) -> bool {
+pub fn same_file(a: &Metadata, b: &Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     (a.dev(), a.ino()) == (b.dev(), b.ino())
 }
 
+/// Whether two metadata are of the same file (device and inode; elsewhere, the check
+/// before opening is all there is).
 #[cfg(not(unix))]
-fn same_file(_: &Metadata, _: &Metadata) -> bool {
+pub fn same_file(_: &Metadata, _: &Metadata) -> bool {
     true
 }
 
@@ -178,39 +226,25 @@ impl LocalTable {
         fs_path: &FsPath,
         location: &Path,
     ) -> std::result::Result<Metadata, CheckError> {
-        let real = match fs_path.canonicalize() {
-            Ok(real) => real,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CheckError::Store(not_found(
-                    location,
-                    format!("no file {} (or a link to nothing)", fs_path.display()),
-                )));
-            }
-            Err(e) => {
-                return Err(CheckError::Store(generic(format!(
-                    "cannot resolve {} (the file of {location}): {e}",
-                    fs_path.display()
-                ))));
-            }
-        };
-        if !real.starts_with(root) {
-            return Err(CheckError::Outside);
-        }
-        let meta = std::fs::symlink_metadata(&real).map_err(|e| {
-            CheckError::Store(generic(format!(
+        let refused = |r: Refused| match r {
+            Refused::Missing => CheckError::Store(not_found(
+                location,
+                format!("no file {} (or a link to nothing)", fs_path.display()),
+            )),
+            Refused::Unresolvable(e) => CheckError::Store(generic(format!(
+                "cannot resolve {} (the file of {location}): {e}",
+                fs_path.display()
+            ))),
+            Refused::NoMetadata(real, e) => CheckError::Store(generic(format!(
                 "cannot read the metadata of {}: {e}",
                 real.display()
-            )))
-        })?;
-        let kind = meta.file_type();
-        if kind.is_dir() {
-            return Err(CheckError::Store(not_found(
+            ))),
+            Refused::Outside => CheckError::Outside,
+            Refused::Directory => CheckError::Store(not_found(
                 location,
                 format!("{} is a directory, not a file", fs_path.display()),
-            )));
-        }
-        if !kind.is_file() {
-            return Err(CheckError::Store(object_store::Error::PermissionDenied {
+            )),
+            Refused::NotAFile => CheckError::Store(object_store::Error::PermissionDenied {
                 path: location.to_string(),
                 source: format!(
                     "{location} is not a regular file but a FIFO, socket or device (reading a \
@@ -218,9 +252,11 @@ impl LocalTable {
                      when they are regular files; replace it with the file it should be"
                 )
                 .into(),
-            }));
-        }
-        Ok(meta)
+            }),
+        };
+        file_inside(root, fs_path)
+            .map(|(_, meta)| meta)
+            .map_err(refused)
     }
 
     /// [`LocalTable::check`] off the async threads.

@@ -188,23 +188,19 @@ pub fn needs_escape(c: char, keep_newlines: bool) -> bool {
     )
 }
 
-fn unsafe_char(c: char, keep_newlines: bool) -> bool {
-    needs_escape(c, keep_newlines)
-}
-
 /// `s` with every character [`needs_escape`] names written as a visible escape (`\x1b`,
 /// `\u{202e}`, `\n`): table text, metadata and values from a table are data, never
 /// commands to the terminal, and nothing in them is hidden. Newlines and tabs are kept
 /// when `keep_newlines` (whole documents). Not reversible: a literal `\x1b` in the text
 /// reads the same (a terminal view, not the data; a pipe gets the data).
 pub fn terminal_safe(s: &str, keep_newlines: bool) -> Cow<'_, str> {
-    if !s.chars().any(|c| unsafe_char(c, keep_newlines)) {
+    if !s.chars().any(|c| needs_escape(c, keep_newlines)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
-            c if !unsafe_char(c, keep_newlines) => out.push(c),
+            c if !needs_escape(c, keep_newlines) => out.push(c),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
@@ -220,12 +216,12 @@ pub fn terminal_safe(s: &str, keep_newlines: bool) -> Cow<'_, str> {
 /// U+FFFF): still valid JSON, parsing to the same value, and safe on a terminal. In valid
 /// JSON such a character can only be inside a string, where the escape means the same.
 pub fn json_terminal_safe(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(|c| unsafe_char(c, true)) {
+    if !json.chars().any(|c| needs_escape(c, true)) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if !unsafe_char(c, true) {
+        if !needs_escape(c, true) {
             out.push(c);
             continue;
         }
@@ -448,7 +444,7 @@ mod tests {
         }
         streamed.push_str(&stream.finish());
         for out in [table(&headers, &rows), streamed] {
-            assert!(!out.chars().any(|c| unsafe_char(c, true)), "{out:?}");
+            assert!(!out.chars().any(|c| needs_escape(c, true)), "{out:?}");
             assert!(out.contains("pay\\u{200b}pal"), "{out}");
             assert!(out.contains("name\\u{202e}"), "{out}");
             let cols: Vec<usize> = out
@@ -470,7 +466,7 @@ mod tests {
             serde_json::to_string_pretty(&doc).unwrap(),
         ] {
             let safe = json_terminal_safe(&json);
-            assert!(!safe.chars().any(|c| unsafe_char(c, true)), "{safe}");
+            assert!(!safe.chars().any(|c| needs_escape(c, true)), "{safe}");
             assert!(
                 safe.contains("\\u202e") && safe.contains("\\udb40\\udc41"),
                 "{safe}"

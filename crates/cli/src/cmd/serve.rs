@@ -352,45 +352,10 @@ fn path_segment(s: &str) -> String {
         .collect()
 }
 
-/// `s` safe to print: what a terminal would act on escaped ([`terminal_safe`]: controls,
-/// ESC sequences, bidi overrides), and the invisible characters that hide text too.
-///
-/// [`terminal_safe`]: deltalens_present::text::terminal_safe
+/// `s` safe to print: controls, ESC sequences, bidi overrides and the characters that
+/// draw nothing escaped visibly (the one list: [`deltalens_present::text::needs_escape`]).
 fn shown(s: &str) -> String {
-    deltalens_present::text::terminal_safe(s, false)
-        .chars()
-        .map(|c| {
-            if invisible(c) {
-                format!("\\u{{{:x}}}", u32::from(c))
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-/// Characters that show as nothing (zero-width, direction marks, fillers, tags).
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{ad}'
-            | '\u{34f}'
-            | '\u{61c}'
-            | '\u{115f}'
-            | '\u{1160}'
-            | '\u{17b4}'
-            | '\u{17b5}'
-            | '\u{180b}'..='\u{180f}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{3164}'
-            | '\u{fe00}'..='\u{fe0f}'
-            | '\u{feff}'
-            | '\u{ffa0}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{e0000}'..='\u{e0fff}'
-    )
+    deltalens_present::text::terminal_safe(s, false).into_owned()
 }
 
 /// How the server was bound, for what it prints.

@@ -213,23 +213,16 @@ pub enum Refused {
 /// link resolved, is a regular file still inside `root` (canonical). Its real path and
 /// metadata, learnt without opening it; blocking.
 pub fn local_file(root: &Path, rel: &str) -> Result<(PathBuf, Metadata), Refused> {
+    use deltalens_object_store::LocalRefused;
     let rel = relative(rel).ok_or(Refused::Outside)?;
-    let real = root
-        .join(rel)
-        .canonicalize()
-        .map_err(|_| Refused::Missing)?;
-    if !real.starts_with(root) {
-        return Err(Refused::Outside);
-    }
-    let meta = std::fs::symlink_metadata(&real).map_err(|_| Refused::Missing)?;
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        return Err(Refused::Missing);
-    }
-    if !kind.is_file() {
-        return Err(Refused::NotAFile);
-    }
-    Ok((real, meta))
+    deltalens_object_store::file_inside(root, &root.join(rel)).map_err(|r| match r {
+        LocalRefused::Outside => Refused::Outside,
+        LocalRefused::NotAFile => Refused::NotAFile,
+        LocalRefused::Missing
+        | LocalRefused::Unresolvable(_)
+        | LocalRefused::NoMetadata(..)
+        | LocalRefused::Directory => Refused::Missing,
+    })
 }
 
 /// Opens `root/rel` if [`local_file`] allows it, and only the file it checked (one
@@ -238,7 +231,7 @@ fn open_inside(root: &Path, rel: &str, kind: Kind) -> Option<Found> {
     let (real, checked) = local_file(root, rel).ok()?;
     let file = File::open(&real).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || !same_file(&checked, &meta) {
+    if !meta.is_file() || !deltalens_object_store::same_file(&checked, &meta) {
         return None;
     }
     let mtime = meta
@@ -252,19 +245,6 @@ fn open_inside(root: &Path, rel: &str, kind: Kind) -> Option<Found> {
         body: Body::File(file),
         kind,
     })
-}
-
-/// Whether two metadata are of the same file (device and inode; elsewhere, the check
-/// before opening is all there is).
-#[cfg(unix)]
-fn same_file(a: &Metadata, b: &Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    (a.dev(), a.ino()) == (b.dev(), b.ino())
-}
-
-#[cfg(not(unix))]
-fn same_file(_: &Metadata, _: &Metadata) -> bool {
-    true
 }
 
 /// The type of an explorer file, by extension.
