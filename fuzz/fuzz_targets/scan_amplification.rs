@@ -19,9 +19,9 @@
 //!
 //! The first allocation that would pass the ceiling is refused (printing what was held,
 //! the ceiling and the input's size): a crash at once instead of touching the memory, or,
-//! when the code handles the refusal, an assertion after the scan. Not counted: a batch of rows
-//! that grow part-way through a file, which the core decodes before it measures (up to
-//! `BATCH_GROWTH` × the last batch's rows, see `BatchSizer`): a finding here.
+//! when the code handles the refusal, an assertion after the scan. Rows that grow part-way
+//! through a file count too: the decoder refuses a batch whose string and binary values
+//! pass `limits::BATCH_VALUE_BYTES` and decodes its rows again in smaller batches.
 #![no_main]
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -142,15 +142,29 @@ fn repeated(value: &str, rows: usize) -> ArrayRef {
     Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap())
 }
 
+/// A dictionary-encoded column of two values: `large` where `is_large` says so.
+fn two_values(small: &str, large: &str, is_large: impl Iterator<Item = bool>) -> ArrayRef {
+    let keys = Int32Array::from_iter_values(is_large.map(i32::from));
+    let values = Arc::new(StringArray::from(vec![small, large]));
+    Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap())
+}
+
 /// A table at version 1: a Parquet checkpoint at version 1 of `adds` adds whose `stats`
 /// all are one `stats_bytes` JSON string (dictionary-encoded: stored once), then a commit
 /// with the protocol and metadata. Returns the table and the checkpoint's size.
 fn checkpoint_table(adds: usize, stats_bytes: usize) -> (Table, usize) {
+    checkpoint_growing_table(adds, 0, stats_bytes)
+}
+
+/// As [`checkpoint_table`], but the adds before `large_from` share a small `stats` string
+/// (`{"numRecords":3}`) and only those from it on the large one: rows that grow part-way.
+fn checkpoint_growing_table(adds: usize, large_from: usize, stats_bytes: usize) -> (Table, usize) {
     let pad = stats_bytes.saturating_sub(40);
     let stats = format!(
         r#"{{"numRecords":3,"minValues":{{"a":"{}"}}}}"#,
         "x".repeat(pad)
     );
+    let small = r#"{"numRecords":3}"#;
     let add_fields = Fields::from(vec![
         Field::new("path", DataType::Utf8, true),
         Field::new("size", DataType::Int64, true),
@@ -179,7 +193,7 @@ fn checkpoint_table(adds: usize, stats_bytes: usize) -> (Table, usize) {
                 Arc::new(Int64Array::from(vec![1000; n])),
                 Arc::new(Int64Array::from(vec![0; n])),
                 Arc::new(BooleanArray::from(vec![true; n])),
-                repeated(&stats, n),
+                two_values(small, &stats, (start..start + n).map(|i| i >= large_from)),
             ],
             None,
         );
@@ -341,5 +355,115 @@ fn a_decoded_bytes_budget_stops_a_dictionary_bomb_early() {
         "refusing held {} MB at its peak (budget {} MB)",
         mb(peak),
         mb(max as usize)
+    );
+}
+
+/// A table of one data file, `x.parquet`, of `small + large` rows: `id` (0, 1, ...) and a
+/// dictionary-encoded `s` that is "a" for the first `small` rows and one `value_bytes`
+/// string for the rest. Returns the table and the file's size.
+fn growing_data_file_table(small: usize, large: usize, value_bytes: usize) -> (Table, usize) {
+    let value = "y".repeat(value_bytes);
+    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("s", dict, true),
+    ]));
+    let rows = small + large;
+    let chunk = 256;
+    let batches = (0..rows).step_by(chunk).map(|start| {
+        let n = chunk.min(rows - start);
+        let ids = Int64Array::from_iter_values((start..start + n).map(|i| i as i64));
+        let s = two_values("a", &value, (start..start + n).map(|i| i >= small));
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), s]).unwrap()
+    });
+    let file = parquet_file(schema.clone(), batches);
+    let size = file.len();
+    let add = format!(
+        r#"{{"add":{{"path":"x.parquet","partitionValues":{{}},"size":{size},"modificationTime":0,"dataChange":true,"stats":"{{\"numRecords\":{rows}}}"}}}}"#
+    );
+    let schema_string = r#"{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"s\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}"#;
+    let metadata = format!(
+        r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{schema_string}","partitionColumns":[],"configuration":{{}},"createdTime":0}}}}"#
+    );
+    let mem = MemoryStorage::new();
+    mem.put(
+        "_delta_log/00000000000000000000.json",
+        [PROTOCOL, &metadata, &add].join("\n").into_bytes(),
+        0,
+    );
+    mem.put("x.parquet", file, 0);
+    (Table::new(Arc::new(mem), "mem://t"), size)
+}
+
+/// Rows that grow part-way through a file (the open finding of `scan_amplification`):
+/// 50,000 rows of "a", then 1,500 rows of one 1 MiB dictionary value. The batches grow to
+/// 8,192 rows over the small rows, so the first batch to reach the large ones would
+/// decode 8,192 x 1 MiB (it held 1.5 GiB here before the decoder counted the bytes it
+/// copies). Now that batch is refused at `BATCH_VALUE_BYTES` and its rows decoded again
+/// in smaller batches: every row once, in order, within the budget.
+#[test]
+fn rows_that_grow_part_way_are_scanned_within_budget_each_once() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (small, large, value_bytes) = (50_000, 1_500, 1 << 20);
+    let (table, size) = growing_data_file_table(small, large, value_bytes);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let ((ids, lengths, largest), peak, took) = measured(|| {
+        let (mut ids, mut lengths, mut largest) = (Vec::new(), Vec::new(), 0);
+        block_on(scan.execute(&mut |b| {
+            largest = largest.max(b.get_array_memory_size());
+            let id = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            ids.extend(id.values().iter().copied());
+            let s = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+            lengths.extend(s.iter().map(|v| v.map_or(0, str::len)));
+            Ok(true)
+        }))
+        .unwrap();
+        (ids, lengths, largest)
+    });
+    println!(
+        "data file of {} KB, {small} small rows then {large} of {} KB: scanned in {took:?}, peak {} MB, largest batch {} MB",
+        size >> 10,
+        value_bytes >> 10,
+        mb(peak),
+        mb(largest)
+    );
+    assert_eq!(ids, (0..(small + large) as i64).collect::<Vec<_>>());
+    assert!(lengths[..small].iter().all(|&l| l == 1));
+    assert!(lengths[small..].iter().all(|&l| l == value_bytes));
+    assert!(
+        peak <= BUDGET,
+        "scanning a {} KB file held {} MB at its peak (budget {} MB)",
+        size >> 10,
+        mb(peak),
+        mb(BUDGET)
+    );
+}
+
+/// The same in a checkpoint (read for the file totals): 40,000 adds with a small `stats`
+/// string, then 3,000 sharing one 100 KB string. Counted within the budget, every add once.
+#[test]
+fn a_checkpoint_whose_stats_grow_part_way_is_counted_within_budget() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (adds, large_from, stats_bytes) = (43_000, 40_000, 100 << 10);
+    let (table, size) = checkpoint_growing_table(adds, large_from, stats_bytes);
+    let ((), peak, took) = measured(|| {
+        let v = block_on(table.version_info(VersionSpec::Latest)).unwrap();
+        let totals = block_on(v.file_totals(&mut |_| true)).unwrap();
+        assert_eq!(totals.files, adds as u64);
+        assert_eq!(totals.rows, Some(3 * adds as i64));
+    });
+    println!(
+        "checkpoint of {} KB, stats growing to {} KB part-way: file totals in {took:?}, peak {} MB",
+        size >> 10,
+        stats_bytes >> 10,
+        mb(peak)
+    );
+    assert!(
+        peak <= BUDGET,
+        "counting {adds} adds of a {} KB checkpoint held {} MB at its peak (budget {} MB)",
+        size >> 10,
+        mb(peak),
+        mb(BUDGET)
     );
 }

@@ -64,6 +64,14 @@ pub fn max_page_bytes() -> u64 {
 /// decoded-bytes budget ([`crate::scan::ScanOptions::max_decoded_bytes`]).
 pub const BATCH_BYTES: u64 = 32 << 20;
 
+/// String and binary bytes one decoded batch may copy into its arrays, counted by the
+/// decoder as it copies them (parquet's `decode_budget`, vendor patch 19): a batch sized
+/// by the rows before it ([`BATCH_BYTES`]) whose rows grow eight-fold part-way (a
+/// dictionary value of "a" for 50,000 rows, then one of 1 MB) is refused before it is
+/// whole and decoded again in smaller batches. A batch of one row may hold a value as
+/// large as a page ([`max_page_bytes`]); a single row over both is an error.
+pub const BATCH_VALUE_BYTES: u64 = 2 * BATCH_BYTES;
+
 /// How many files (log files, checkpoint parts, sidecars, coalesced ranges) are fetched
 /// at once.
 pub const FETCH_CONCURRENCY: usize = 32;

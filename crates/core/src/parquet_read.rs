@@ -338,9 +338,12 @@ pub(crate) const BATCH_GROWTH: usize = 8;
 /// [`BATCH_GROWTH`] times the last and at most the caller's batch size. A file of a few
 /// kilobytes whose string column repeats one dictionary-encoded 100 KB value in every row
 /// decodes a few hundred rows at a time instead of 8,192 (800 MB). Rows that grow much
-/// larger part-way through a file (small values first, then a huge one) still make one
-/// batch of up to [`BATCH_GROWTH`] × the last batch's rows: scans count it against their
-/// decoded-bytes budget, but it is decoded before it is measured.
+/// larger part-way through a file (small values first, then a huge one) would make one
+/// batch of up to [`BATCH_GROWTH`] × the last batch's rows: the decoder counts the string
+/// and binary bytes of each batch as it copies them and refuses the value that would pass
+/// [`limits::BATCH_VALUE_BYTES`] (parquet's `decode_budget`, vendor patch 19), and the row
+/// group is decoded again from the first row not yet handed on, in smaller batches
+/// ([`BatchSizer::refused`]).
 #[derive(Debug, Clone)]
 pub(crate) struct BatchSizer {
     /// The caller's batch size: never more rows than this.
@@ -351,6 +354,9 @@ pub(crate) struct BatchSizer {
     row_overhead: u64,
     /// Bytes per row of the last batch (0: none yet).
     per_row: u64,
+    /// Never more rows than this: halved by each batch refused for passing
+    /// [`limits::BATCH_VALUE_BYTES`] (`usize::MAX`: none refused).
+    cap: usize,
 }
 
 impl BatchSizer {
@@ -362,6 +368,7 @@ impl BatchSizer {
             next: FIRST_BATCH_ROWS.clamp(1, max_rows),
             row_overhead: 0,
             per_row: 0,
+            cap: usize::MAX,
         }
     }
 
@@ -387,7 +394,32 @@ impl BatchSizer {
     fn fitting(&self, rows: usize) -> usize {
         let per_row = self.per_row.saturating_add(self.row_overhead).max(1);
         let fit = usize::try_from(limits::BATCH_BYTES / per_row).unwrap_or(usize::MAX);
-        rows.min(fit).clamp(1, self.max_rows)
+        rows.min(fit).min(self.cap).clamp(1, self.max_rows)
+    }
+
+    /// A batch of `rows` rows was refused for passing [`limits::BATCH_VALUE_BYTES`]
+    /// before it was decoded whole (rows that grew part-way through the file): the next
+    /// try takes [`BATCH_GROWTH`] times fewer rows, and no batch of this file takes more
+    /// than half as many again (so a file refuses at most log2 of the batch size times).
+    /// False when `rows` was one row: it cannot be made smaller.
+    pub(crate) fn refused(&mut self, rows: usize) -> bool {
+        if rows <= 1 {
+            return false;
+        }
+        self.cap = (rows / 2).max(1);
+        self.next = (rows / BATCH_GROWTH).max(1);
+        true
+    }
+
+    /// The ceiling on string and binary bytes one batch of `rows` rows may decode: one
+    /// row may hold a value as large as a page.
+    fn value_ceiling(rows: usize) -> usize {
+        let ceiling = if rows <= 1 {
+            limits::BATCH_VALUE_BYTES.max(limits::max_page_bytes())
+        } else {
+            limits::BATCH_VALUE_BYTES
+        };
+        usize::try_from(ceiling).unwrap_or(usize::MAX)
     }
 
     /// Size the next batch by `batch`, just decoded.
@@ -403,30 +435,76 @@ impl BatchSizer {
     }
 }
 
+/// How draining a reader ended.
+enum Drained {
+    /// Every row was handed on.
+    Finished,
+    /// `on_batch` asked to stop.
+    Stopped,
+    /// A batch of `rows` rows passed [`limits::BATCH_VALUE_BYTES`] while it was decoded:
+    /// nothing of it was handed on, and the reader cannot go on.
+    Refused { rows: usize },
+}
+
 /// Decode the batches of one row group's `reader`, each sized by `batches` before it is
-/// decoded, handing them to `on_batch`; false when it asked to stop.
+/// decoded and decoded under [`limits::BATCH_VALUE_BYTES`], handing them to `on_batch`.
 fn drain_reader(
     path: &str,
     mut reader: ParquetRecordBatchReader,
     batches: &mut BatchSizer,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
-) -> Result<bool> {
+) -> Result<Drained> {
     loop {
-        reader.set_batch_size(batches.rows());
-        let next = guarded(path, || {
-            reader
-                .next()
-                .transpose()
-                .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
-        })?;
-        let Some(batch) = next else {
-            return Ok(true);
+        let rows = batches.rows();
+        reader.set_batch_size(rows);
+        let (next, refused) =
+            parquet::arrow::decode_budget::within(BatchSizer::value_ceiling(rows), || {
+                guarded(path, || {
+                    reader
+                        .next()
+                        .transpose()
+                        .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
+                })
+            });
+        if refused {
+            if rows <= 1 {
+                return Err(Error::LimitExceeded {
+                    limit: "BATCH_VALUE_BYTES",
+                    what: "the string and binary bytes of one row",
+                    value: BatchSizer::value_ceiling(rows) as u64 + 1,
+                    max: BatchSizer::value_ceiling(rows) as u64,
+                    path: path.to_string(),
+                });
+            }
+            return Ok(Drained::Refused { rows });
+        }
+        let Some(batch) = next? else {
+            return Ok(Drained::Finished);
         };
         batches.measured(&batch);
         if !on_batch(batch)? {
-            return Ok(false);
+            return Ok(Drained::Stopped);
         }
     }
+}
+
+/// `selection` without its first `done` selected rows (they become skipped).
+fn after_selected(selection: &RowSelection, done: usize) -> RowSelection {
+    let mut left = done;
+    let mut out = Vec::new();
+    for s in selection.iter() {
+        if s.skip || left == 0 {
+            out.push(*s);
+        } else if s.row_count <= left {
+            left -= s.row_count;
+            out.push(RowSelector::skip(s.row_count));
+        } else {
+            out.push(RowSelector::skip(left));
+            out.push(RowSelector::select(s.row_count - left));
+            left = 0;
+        }
+    }
+    RowSelection::from(out)
 }
 
 /// One row group to decode: which columns and rows, and the bytes already in hand.
@@ -487,6 +565,9 @@ pub(crate) async fn prefetch_columns<S: Storage + ?Sized>(
 
 /// Decode a row group (see [`RowGroupDecode`]), handing each batch to `on_batch`, which
 /// returns false to stop early; every range fetched is also kept in `fetched` when given.
+/// A batch refused for passing [`limits::BATCH_VALUE_BYTES`] is decoded again in smaller
+/// batches from the first row not handed on (its pages fetched again: rows that grow
+/// eight-fold part-way through a file are rare).
 pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
     storage: &S,
     read: RowGroupDecode<'_>,
@@ -504,54 +585,84 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         selection,
         policy,
     } = read;
-    let mut builder = ParquetPushDecoderBuilder::try_new_decoder(metadata.clone())
-        .map_err(|e| Error::parquet(path, e))?
-        .with_projection(mask)
-        .with_row_groups(vec![row_group])
-        // (each batch is then sized by `batches`: this is the decoder's allocation hint)
-        .with_batch_size(batches.max_rows());
     let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
     let mut selection = selection;
-    if let Some(l) = limit {
-        builder = builder.with_limit(l);
-        if metadata.page_index().is_some() && l < rows && selection.is_none() {
-            // select only the first rows: with page locations only their pages are fetched
-            selection = Some(RowSelection::from(vec![
-                RowSelector::select(l),
-                RowSelector::skip(rows - l),
-            ]));
-        }
+    if let Some(l) = limit
+        && metadata.page_index().is_some()
+        && l < rows
+        && selection.is_none()
+    {
+        // select only the first rows: with page locations only their pages are fetched
+        selection = Some(RowSelection::from(vec![
+            RowSelector::select(l),
+            RowSelector::skip(rows - l),
+        ]));
     }
-    if let Some(sel) = selection {
-        if !sel.selects_any() {
+    if selection.as_ref().is_some_and(|s| !s.selects_any()) {
+        return Ok(());
+    }
+    // rows handed to `on_batch` so far
+    let mut done = 0usize;
+    loop {
+        let selection = match (&selection, done) {
+            (s, 0) => s.clone(),
+            (Some(s), d) => Some(after_selected(s, d)),
+            (None, d) => Some(RowSelection::from(vec![
+                RowSelector::skip(d),
+                RowSelector::select(rows.saturating_sub(d)),
+            ])),
+        };
+        let limit = limit.map(|l| l.saturating_sub(done));
+        if limit == Some(0) || selection.as_ref().is_some_and(|s| !s.selects_any()) {
             return Ok(());
         }
-        builder = builder.with_row_selection(sel);
-    }
-    let mut decoder = builder.build().map_err(|e| Error::parquet(path, e))?;
-    for (start, data) in prefetched.iter().filter(|(_, d)| !d.is_empty()) {
-        decoder
-            .push_range(*start..*start + data.len() as u64, data.clone())
-            .map_err(|e| Error::parquet(path, e))?;
-    }
-    loop {
-        match guarded(path, || decoder.try_next_reader())? {
-            DecodeResult::Data(reader) => {
-                if !drain_reader(path, reader, batches, on_batch)? {
-                    return Ok(());
+        let mut builder = ParquetPushDecoderBuilder::try_new_decoder(metadata.clone())
+            .map_err(|e| Error::parquet(path, e))?
+            .with_projection(mask.clone())
+            .with_row_groups(vec![row_group])
+            // (each batch is then sized by `batches`: this is the decoder's allocation hint)
+            .with_batch_size(batches.max_rows());
+        if let Some(l) = limit {
+            builder = builder.with_limit(l);
+        }
+        if let Some(sel) = selection {
+            builder = builder.with_row_selection(sel);
+        }
+        let mut decoder = builder.build().map_err(|e| Error::parquet(path, e))?;
+        for (start, data) in prefetched.iter().filter(|(_, d)| !d.is_empty()) {
+            decoder
+                .push_range(*start..*start + data.len() as u64, data.clone())
+                .map_err(|e| Error::parquet(path, e))?;
+        }
+        let mut counted = |b: RecordBatch| {
+            done += b.num_rows();
+            on_batch(b)
+        };
+        let refused = loop {
+            match guarded(path, || decoder.try_next_reader())? {
+                DecodeResult::Data(reader) => {
+                    match drain_reader(path, reader, batches, &mut counted)? {
+                        Drained::Finished => {}
+                        Drained::Stopped => return Ok(()),
+                        Drained::Refused { rows } => break rows,
+                    }
                 }
-            }
-            DecodeResult::NeedsData(ranges) => {
-                check_footer_ranges(&ranges, path)?;
-                let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
-                if let Some(kept) = fetched.as_deref_mut() {
-                    kept.extend(ranges.iter().map(|r| r.start).zip(data.iter().cloned()));
+                DecodeResult::NeedsData(ranges) => {
+                    check_footer_ranges(&ranges, path)?;
+                    let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
+                    if let Some(kept) = fetched.as_deref_mut() {
+                        kept.extend(ranges.iter().map(|r| r.start).zip(data.iter().cloned()));
+                    }
+                    decoder
+                        .push_ranges(ranges, data)
+                        .map_err(|e| Error::parquet(path, e))?;
                 }
-                decoder
-                    .push_ranges(ranges, data)
-                    .map_err(|e| Error::parquet(path, e))?;
+                DecodeResult::Finished => return Ok(()),
             }
-            DecodeResult::Finished => return Ok(()),
+        };
+        // (drain_reader answers an error for a refused batch of one row)
+        if !batches.refused(refused) {
+            return Err(Error::parquet(path, "a batch of one row was refused"));
         }
     }
 }
@@ -574,34 +685,27 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     let metadata = Arc::new(metadata);
     let mask = columns.mask(metadata.file_metadata().schema_descr());
     let mut batches = BatchSizer::new(LOG_BATCH_ROWS);
-    let mut decoder = ParquetPushDecoderBuilder::try_new_decoder(metadata)
-        .map_err(|e| Error::parquet(path, e))?
-        .with_projection(mask)
-        .with_batch_size(batches.max_rows())
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
-    // What the footer request already brought (the whole file when it is small).
-    decoder
-        .push_range(tail_start..size, tail)
-        .map_err(|e| Error::parquet(path, e))?;
-    loop {
-        match guarded(path, || decoder.try_next_reader())? {
-            DecodeResult::Data(reader) => {
-                drain_reader(path, reader, &mut batches, &mut |b| {
-                    on_batch(&b)?;
-                    Ok(true)
-                })?;
-            }
-            DecodeResult::NeedsData(ranges) => {
-                let data =
-                    fetch_ranges(storage, path, &ranges, FetchPolicy::LOG.coalesce_gap).await?;
-                decoder
-                    .push_ranges(ranges, data)
-                    .map_err(|e| Error::parquet(path, e))?;
-            }
-            DecodeResult::Finished => return Ok(()),
-        }
+    // what the footer request already brought (the whole file when it is small)
+    let in_hand = [(tail_start, tail)];
+    for row_group in 0..metadata.num_row_groups() {
+        let read = RowGroupDecode {
+            path,
+            metadata: &metadata,
+            prefetched: &in_hand,
+            row_group,
+            mask: mask.clone(),
+            batches: &mut batches,
+            limit: None,
+            selection: None,
+            policy: FetchPolicy::LOG,
+        };
+        decode_row_group(storage, read, None, &mut |b| {
+            on_batch(&b)?;
+            Ok(true)
+        })
+        .await?;
     }
+    Ok(())
 }
 
 /// The row windows a row group of `rows` rows is read in: one window when the file has no

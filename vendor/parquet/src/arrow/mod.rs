@@ -192,6 +192,8 @@ pub(crate) use array_reader::ByteArrayDecoderPlain;
 pub mod arrow_reader;
 pub mod arrow_writer;
 mod buffer;
+// deltalens patch 19 (vendor/README.md)
+pub mod decode_budget;
 pub(crate) use buffer::offset_buffer::OffsetBuffer;
 mod decoder;
 

@@ -72,6 +72,8 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
             }
         }
 
+        // deltalens patch 19: charged against the decode step's ceiling before it is copied
+        crate::arrow::decode_budget::charge(data.len())?;
         self.values.extend_from_slice(data);
 
         let index_offset = I::from_usize(self.values.len())
@@ -94,6 +96,10 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
         dict_values: &[u8],
     ) -> Result<()> {
         self.offsets.reserve(keys.len());
+        // deltalens patch 19: each value is checked against the decode step's ceiling
+        // before it is copied, and what was copied is charged at the end
+        let room = crate::arrow::decode_budget::room();
+        let start = self.values.len();
 
         for key in keys {
             let index = key.as_usize();
@@ -106,6 +112,11 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
             let start_offset = dict_offsets[index].as_usize();
             let end_offset = dict_offsets[index + 1].as_usize();
 
+            if (self.values.len() - start).saturating_add(end_offset.saturating_sub(start_offset))
+                > room
+            {
+                return Err(crate::arrow::decode_budget::refused());
+            }
             // Dictionary values are verified when decoding dictionary page
             self.values
                 .extend_from_slice(&dict_values[start_offset..end_offset]);
@@ -113,7 +124,7 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
                 .ok_or_else(|| general_err!("index overflow decoding byte array"))?;
             self.offsets.push(index_offset);
         }
-        Ok(())
+        crate::arrow::decode_budget::charge(self.values.len() - start)
     }
 
     /// Validates that `&self.values[start_offset..]` is a valid UTF-8 sequence

@@ -1,0 +1,93 @@
+// deltalens patch 19: a ceiling on the bytes of byte-array values one decode step
+// materializes (see vendor/README.md).
+
+//! A ceiling on the bytes of string and binary values that one step of decoding (one
+//! batch of a [`crate::arrow::arrow_reader::ParquetRecordBatchReader`], all its columns)
+//! copies into its arrays, counted as they are produced.
+//!
+//! A dictionary-encoded column materializes its value once per row and a
+//! `DELTA_BYTE_ARRAY` column repeats a prefix of the value before: a few bytes of input
+//! can decode into gigabytes. Within [`within`], every value appended to a string or
+//! binary array is charged first; the value that would pass the ceiling is refused with
+//! an error instead of allocated, and [`within`] says so, so the caller can decode the
+//! rows again in smaller batches.
+
+use std::cell::Cell;
+
+use crate::errors::{ParquetError, Result};
+
+thread_local! {
+    /// Bytes that may still be appended (`None`: no ceiling).
+    static REMAINING: Cell<Option<usize>> = const { Cell::new(None) };
+    /// Whether a value was refused.
+    static EXCEEDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Restores the ceiling of an enclosing [`within`] (also when `step` unwinds).
+struct Restore(Option<usize>, bool);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        REMAINING.with(|r| r.set(self.0));
+        EXCEEDED.with(|e| e.set(self.1));
+    }
+}
+
+/// Runs `step` with at most `max_bytes` of byte-array values appended on this thread
+/// (decoding is synchronous: nothing else runs on it meanwhile), and says whether a value
+/// was refused for passing it (then `step`'s error is the refusal).
+pub fn within<T>(max_bytes: usize, step: impl FnOnce() -> T) -> (T, bool) {
+    let _restore = Restore(
+        REMAINING.with(|r| r.replace(Some(max_bytes))),
+        EXCEEDED.with(|e| e.replace(false)),
+    );
+    let out = step();
+    (out, EXCEEDED.with(|e| e.get()))
+}
+
+/// Bytes that may still be appended (`usize::MAX` outside [`within`]).
+pub(crate) fn room() -> usize {
+    REMAINING.with(|r| r.get()).unwrap_or(usize::MAX)
+}
+
+/// Charges `bytes` appended: an error, and nothing charged, when they pass the ceiling.
+pub(crate) fn charge(bytes: usize) -> Result<()> {
+    REMAINING.with(|r| match r.get() {
+        None => Ok(()),
+        Some(left) if bytes <= left => {
+            r.set(Some(left - bytes));
+            Ok(())
+        }
+        Some(_) => Err(refused()),
+    })
+}
+
+/// The error for a value that would pass the ceiling (and marks it passed).
+pub(crate) fn refused() -> ParquetError {
+    EXCEEDED.with(|e| e.set(true));
+    ParquetError::General(
+        "the string and binary values of one batch passed the decoder's byte ceiling".to_string(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_until_the_ceiling_and_restores_the_outer_one() {
+        assert!(charge(usize::MAX).is_ok());
+        let ((), passed) = within(10, || {
+            assert!(charge(6).is_ok());
+            assert!(charge(5).is_err());
+            assert!(charge(4).is_ok());
+            let ((), inner) = within(1, || assert!(charge(2).is_err()));
+            assert!(inner);
+            assert_eq!(room(), 0);
+        });
+        assert!(passed);
+        assert_eq!(room(), usize::MAX);
+        let ((), passed) = within(10, || assert!(charge(10).is_ok()));
+        assert!(!passed);
+    }
+}
