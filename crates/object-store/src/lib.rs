@@ -396,8 +396,18 @@ impl ObjectStoreStorage {
             return Err(not_a_table(location, &name, &catalog).await);
         }
         let table = catalog.table(&name.join(".")).await.map_err(err)?;
-        let vending = Arc::new(Vending::start(catalog, table.clone()).await.map_err(err)?);
         let url = location_to_url(&table.storage_location)?;
+        if url.scheme() == "file" && !catalog.is_on_this_machine() {
+            return Err(invalid(
+                location,
+                format!(
+                    "the catalog at {} names a local path ({}) as the table's location; deltalens reads a local path only from a catalog on this machine (localhost or a loopback address)",
+                    catalog.endpoint(),
+                    table.storage_location
+                ),
+            ));
+        }
+        let vending = Arc::new(Vending::start(catalog, table.clone()).await.map_err(err)?);
         if url.scheme() == "file" {
             return Ok((Self::open(&table.storage_location, &[])?, Some(vending)));
         }

@@ -51,6 +51,20 @@ impl Catalog {
         Ok(Catalog { config, client })
     }
 
+    /// The catalog's endpoint as configured (for messages).
+    pub fn endpoint(&self) -> &str {
+        &self.config.endpoint
+    }
+
+    /// Whether the catalog runs on this machine (its endpoint's host is a loopback
+    /// address or `localhost`): only such a catalog may name a local path (`file://`) as a
+    /// table's location, as the open-source server does for its own tables; a remote
+    /// catalog naming one would have deltalens read (and `serve` relay) this machine's
+    /// files.
+    pub fn is_on_this_machine(&self) -> bool {
+        endpoint_is_loopback(&self.config.endpoint)
+    }
+
     /// Sends `req`: the status and at most [`MAX_ANSWER_BYTES`] of the body.
     async fn send(&self, req: &Request) -> Result<(u16, Vec<u8>), CatalogError> {
         let unreachable = |e: reqwest::Error| CatalogError::Unreachable {
@@ -280,4 +294,44 @@ pub fn is_credential_option(key: &str) -> bool {
     ]
     .iter()
     .any(|c| k.contains(c))
+}
+
+/// Whether `endpoint`'s host is a loopback address or `localhost`.
+fn endpoint_is_loopback(endpoint: &str) -> bool {
+    match url::Url::parse(endpoint)
+        .ok()
+        .and_then(|u| u.host().map(|h| h.to_owned()))
+    {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod loopback_tests {
+    use super::endpoint_is_loopback;
+
+    #[test]
+    fn only_a_catalog_on_this_machine_is_local() {
+        for local in [
+            "http://127.0.0.1:8080",
+            "http://localhost:8080/api",
+            "http://[::1]:1",
+            "http://127.1.2.3",
+        ] {
+            assert!(endpoint_is_loopback(local), "{local}");
+        }
+        for remote in [
+            "https://dbc-1.cloud.databricks.com",
+            "http://10.0.0.1:8080",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.nip.io",
+            "not a url",
+            "file:///tmp",
+        ] {
+            assert!(!endpoint_is_loopback(remote), "{remote}");
+        }
+    }
 }
