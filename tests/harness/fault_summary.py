@@ -24,9 +24,11 @@ def all_stores_matrix(text):
             cols = [(m.start(), m.group()) for m in re.finditer(r"\S+", header)][1:]
             cells, modes = {}, []
             for row in lines[i + 2:]:
-                if not row.strip():
-                    break
+                # the block ends at a blank line or the next block's title (the tab's
+                # matrices follow one another without a blank line)
                 mode = row[:cols[0][0]].strip()
+                if not row.strip() or row.startswith(("store ", "mode ")) or mode in modes:
+                    break
                 modes.append(mode)
                 for k, (start, command) in enumerate(cols):
                     end = cols[k + 1][0] if k + 1 < len(cols) else len(row)

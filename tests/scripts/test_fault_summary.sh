@@ -13,7 +13,11 @@ matrix() { # WIDTH MODE CELL-OF-SCAN
   printf "%-${1}s%-16s%-16s%-16s%-16s\n" mode open scan changes history
   printf "%-${1}s%-16s%-16s%-16s%-16s\n" pass =24 =24 =9 =24
   printf "%-${1}s%-16s%-16s%-16s%-16s\n" "$2" "=20 e4" "$3" "e9" "e24"
-  printf '\nstore http\nmode ...\n'
+  # the next block: after a blank line (the CLI, the worker) or not (the tab)
+  [[ $1 == 27 ]] || printf '\n'
+  printf 'store http\n'
+  printf "%-${1}s%-16s%-16s%-16s%-16s\n" mode open scan changes history
+  printf "%-${1}s%-16s%-16s%-16s%-16s\n" pass =8 =8 =3 =8
 }
 matrix 22 stall "e24" > "$tmp/cli.log"
 matrix 27 "stall (retries)" "=12 e12" > "$tmp/tab.log"
