@@ -467,3 +467,49 @@ fn a_checkpoint_whose_stats_grow_part_way_is_counted_within_budget() {
         mb(BUDGET)
     );
 }
+
+/// Under a decoded-bytes budget (the worker's), the rows that grow part-way are refused at
+/// the budget, and the batches refused and decoded again count against it: the work a
+/// scan does is bounded by the budget (and one batch), not by the 20 GB the file decodes
+/// to. (The retry after a refusal is sized by the refused batch's largest value, 1 MiB: 32
+/// rows, not 8,192 / 8 = 1,024 rows refused again.)
+#[test]
+fn a_decoded_bytes_budget_bounds_the_work_of_rows_that_grow_part_way() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (small, large, value_bytes) = (50_000, 20_000, 1 << 20);
+    let (table, size) = growing_data_file_table(small, large, value_bytes);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let max = 128u64 << 20;
+    let options = ScanOptions {
+        max_decoded_bytes: Some(max),
+        ..Default::default()
+    };
+    let scan = snap.scan(options).unwrap();
+    let mut rows = 0;
+    let (err, peak, took) = measured(|| {
+        block_on(scan.execute(&mut |b| {
+            rows += b.num_rows();
+            Ok(true)
+        }))
+        .unwrap_err()
+    });
+    println!(
+        "{} KB file of {small} small rows then {large} of 1 MiB, budget {} MB: refused after {rows} rows in {took:?}, peak {} MB: {err}",
+        size >> 10,
+        mb(max as usize),
+        mb(peak)
+    );
+    let Error::DecodedBytesExceeded { used, .. } = err else {
+        panic!("expected the decoded-bytes budget, got: {err}");
+    };
+    // counted: batches handed on and refused (64 MiB each) up to the one that passed the
+    // budget: at most one refused batch (64 MiB) or one batch of large rows (32 MiB) over
+    assert!(used <= max + (64 << 20), "{used}");
+    assert!(rows < small + 128, "{rows}");
+    assert!(
+        peak <= BUDGET,
+        "refusing held {} MB at its peak (budget {} MB)",
+        mb(peak),
+        mb(BUDGET)
+    );
+}

@@ -398,16 +398,19 @@ impl BatchSizer {
     }
 
     /// A batch of `rows` rows was refused for passing [`limits::BATCH_VALUE_BYTES`]
-    /// before it was decoded whole (rows that grew part-way through the file): the next
-    /// try takes [`BATCH_GROWTH`] times fewer rows, and no batch of this file takes more
-    /// than half as many again (so a file refuses at most log2 of the batch size times).
-    /// False when `rows` was one row: it cannot be made smaller.
-    pub(crate) fn refused(&mut self, rows: usize) -> bool {
+    /// before it was decoded whole (rows that grew part-way through the file), its largest
+    /// value `largest` bytes: the next try takes as many rows as fit in
+    /// [`limits::BATCH_BYTES`] at that size per row, at most [`BATCH_GROWTH`] times fewer,
+    /// and no batch of this file takes more than half as many again (so a file refuses at
+    /// most log2 of the batch size times; rows of one large value, once). False when
+    /// `rows` was one row: it cannot be made smaller.
+    pub(crate) fn refused(&mut self, rows: usize, largest: usize) -> bool {
         if rows <= 1 {
             return false;
         }
+        self.per_row = self.per_row.max(largest as u64);
         self.cap = (rows / 2).max(1);
-        self.next = (rows / BATCH_GROWTH).max(1);
+        self.next = self.fitting((rows / BATCH_GROWTH).max(1));
         true
     }
 
@@ -441,9 +444,10 @@ enum Drained {
     Finished,
     /// `on_batch` asked to stop.
     Stopped,
-    /// A batch of `rows` rows passed [`limits::BATCH_VALUE_BYTES`] while it was decoded:
-    /// nothing of it was handed on, and the reader cannot go on.
-    Refused { rows: usize },
+    /// A batch of `rows` rows passed [`limits::BATCH_VALUE_BYTES`] while it was decoded
+    /// (its largest value `largest` bytes): nothing of it was handed on, and the reader
+    /// cannot go on.
+    Refused { rows: usize, largest: usize },
 }
 
 /// Decode the batches of one row group's `reader`, each sized by `batches` before it is
@@ -466,7 +470,7 @@ fn drain_reader(
                         .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
                 })
             });
-        if refused {
+        if let Some(largest) = refused {
             if rows <= 1 {
                 return Err(Error::LimitExceeded {
                     limit: "BATCH_VALUE_BYTES",
@@ -476,7 +480,7 @@ fn drain_reader(
                     path: path.to_string(),
                 });
             }
-            return Ok(Drained::Refused { rows });
+            return Ok(Drained::Refused { rows, largest });
         }
         let Some(batch) = next? else {
             return Ok(Drained::Finished);
@@ -529,6 +533,10 @@ pub(crate) struct RowGroupDecode<'a> {
     pub selection: Option<RowSelection>,
     /// How to fetch what is missing.
     pub policy: FetchPolicy,
+    /// Told the bytes of each batch decoded and thrown away (refused for passing
+    /// [`limits::BATCH_VALUE_BYTES`]): a scan counts them against its decoded-bytes
+    /// budget, which bounds its work.
+    pub on_refused: Option<&'a dyn Fn(u64) -> Result<()>>,
 }
 
 /// The column chunks of `columns` in the Parquet file at `path` (footer read through
@@ -584,6 +592,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         limit,
         selection,
         policy,
+        on_refused,
     } = read;
     let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
     let mut selection = selection;
@@ -644,7 +653,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                     match drain_reader(path, reader, batches, &mut counted)? {
                         Drained::Finished => {}
                         Drained::Stopped => return Ok(()),
-                        Drained::Refused { rows } => break rows,
+                        Drained::Refused { rows, largest } => break (rows, largest),
                     }
                 }
                 DecodeResult::NeedsData(ranges) => {
@@ -660,8 +669,12 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                 DecodeResult::Finished => return Ok(()),
             }
         };
+        let (refused, largest) = refused;
+        if let Some(count) = on_refused {
+            count(BatchSizer::value_ceiling(refused) as u64)?;
+        }
         // (drain_reader answers an error for a refused batch of one row)
-        if !batches.refused(refused) {
+        if !batches.refused(refused, largest) {
             return Err(Error::parquet(path, "a batch of one row was refused"));
         }
     }
@@ -698,6 +711,7 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
             limit: None,
             selection: None,
             policy: FetchPolicy::LOG,
+            on_refused: None,
         };
         decode_row_group(storage, read, None, &mut |b| {
             on_batch(&b)?;
@@ -863,6 +877,7 @@ async fn preselected_rows<S: Storage + ?Sized>(
         limit: None,
         selection: None,
         policy: FetchPolicy::LOG_STREAM,
+        on_refused: None,
     };
     decode_row_group(storage, read, None, &mut |b| {
         (pre.keep)(&b, &mut keep)?;
@@ -968,6 +983,7 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
                 limit: None,
                 selection,
                 policy: FetchPolicy::LOG_STREAM,
+                on_refused: None,
             };
             let mut fetched = Vec::new();
             decode_row_group(storage, read, Some(&mut fetched), &mut |b| {

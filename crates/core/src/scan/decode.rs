@@ -136,6 +136,7 @@ impl Scan<'_> {
             limit: read.decode_limit,
             selection: read.selection,
             policy: self.fetch_policy(),
+            on_refused: Some(&|bytes| self.count_decoded(path, bytes)),
         };
         decode_row_group(self.storage(), row_group, None, &mut |batch| {
             self.count_decoded(path, batch.get_array_memory_size() as u64)?;

@@ -21,28 +21,43 @@ thread_local! {
     static REMAINING: Cell<Option<usize>> = const { Cell::new(None) };
     /// Whether a value was refused.
     static EXCEEDED: Cell<bool> = const { Cell::new(false) };
+    /// The largest value appended or refused.
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Restores the ceiling of an enclosing [`within`] (also when `step` unwinds).
-struct Restore(Option<usize>, bool);
+struct Restore(Option<usize>, bool, usize);
 
 impl Drop for Restore {
     fn drop(&mut self) {
         REMAINING.with(|r| r.set(self.0));
         EXCEEDED.with(|e| e.set(self.1));
+        LARGEST.with(|l| l.set(self.2));
     }
 }
 
 /// Runs `step` with at most `max_bytes` of byte-array values appended on this thread
-/// (decoding is synchronous: nothing else runs on it meanwhile), and says whether a value
-/// was refused for passing it (then `step`'s error is the refusal).
-pub fn within<T>(max_bytes: usize, step: impl FnOnce() -> T) -> (T, bool) {
+/// (decoding is synchronous: nothing else runs on it meanwhile). When a value was refused
+/// for passing it (then `step`'s error is the refusal), also answers the largest value
+/// appended or refused meanwhile, in bytes: the caller can size a smaller step by it.
+pub fn within<T>(max_bytes: usize, step: impl FnOnce() -> T) -> (T, Option<usize>) {
     let _restore = Restore(
         REMAINING.with(|r| r.replace(Some(max_bytes))),
         EXCEEDED.with(|e| e.replace(false)),
+        LARGEST.with(|l| l.replace(0)),
     );
     let out = step();
-    (out, EXCEEDED.with(|e| e.get()))
+    let passed = EXCEEDED.with(|e| e.get());
+    (out, passed.then(|| LARGEST.with(|l| l.get())))
+}
+
+/// Notes a value of `bytes` appended or refused (see [`within`]).
+pub(crate) fn note_largest(bytes: usize) {
+    LARGEST.with(|l| {
+        if bytes > l.get() {
+            l.set(bytes)
+        }
+    });
 }
 
 /// Bytes that may still be appended (`usize::MAX` outside [`within`]).
@@ -50,7 +65,8 @@ pub(crate) fn room() -> usize {
     REMAINING.with(|r| r.get()).unwrap_or(usize::MAX)
 }
 
-/// Charges `bytes` appended: an error, and nothing charged, when they pass the ceiling.
+/// Charges `bytes` appended (one value, or what a call appended: see [`note_largest`]):
+/// an error, and nothing charged, when they pass the ceiling.
 pub(crate) fn charge(bytes: usize) -> Result<()> {
     REMAINING.with(|r| match r.get() {
         None => Ok(()),
@@ -78,16 +94,21 @@ mod tests {
     fn charges_until_the_ceiling_and_restores_the_outer_one() {
         assert!(charge(usize::MAX).is_ok());
         let ((), passed) = within(10, || {
+            note_largest(6);
             assert!(charge(6).is_ok());
+            note_largest(5);
             assert!(charge(5).is_err());
             assert!(charge(4).is_ok());
-            let ((), inner) = within(1, || assert!(charge(2).is_err()));
-            assert!(inner);
+            let ((), inner) = within(1, || {
+                note_largest(2);
+                assert!(charge(2).is_err())
+            });
+            assert_eq!(inner, Some(2));
             assert_eq!(room(), 0);
         });
-        assert!(passed);
+        assert_eq!(passed, Some(6));
         assert_eq!(room(), usize::MAX);
         let ((), passed) = within(10, || assert!(charge(10).is_ok()));
-        assert!(!passed);
+        assert_eq!(passed, None);
     }
 }

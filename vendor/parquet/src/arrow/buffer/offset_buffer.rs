@@ -73,6 +73,7 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
         }
 
         // deltalens patch 19: charged against the decode step's ceiling before it is copied
+        crate::arrow::decode_budget::note_largest(data.len());
         crate::arrow::decode_budget::charge(data.len())?;
         self.values.extend_from_slice(data);
 
@@ -100,6 +101,7 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
         // before it is copied, and what was copied is charged at the end
         let room = crate::arrow::decode_budget::room();
         let start = self.values.len();
+        let mut largest = 0;
 
         for key in keys {
             let index = key.as_usize();
@@ -112,9 +114,10 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
             let start_offset = dict_offsets[index].as_usize();
             let end_offset = dict_offsets[index + 1].as_usize();
 
-            if (self.values.len() - start).saturating_add(end_offset.saturating_sub(start_offset))
-                > room
-            {
+            let len = end_offset.saturating_sub(start_offset);
+            largest = largest.max(len);
+            if (self.values.len() - start).saturating_add(len) > room {
+                crate::arrow::decode_budget::note_largest(largest);
                 return Err(crate::arrow::decode_budget::refused());
             }
             // Dictionary values are verified when decoding dictionary page
@@ -124,6 +127,7 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
                 .ok_or_else(|| general_err!("index overflow decoding byte array"))?;
             self.offsets.push(index_offset);
         }
+        crate::arrow::decode_budget::note_largest(largest);
         crate::arrow::decode_budget::charge(self.values.len() - start)
     }
 
