@@ -513,3 +513,89 @@ fn a_decoded_bytes_budget_bounds_the_work_of_rows_that_grow_part_way() {
         mb(BUDGET)
     );
 }
+
+/// A wide table of large dictionaries (a reviewer's finding): 70 string columns, each with
+/// a dictionary of 1,000 values of 1 KB (70 MB of dictionaries per row group), in two row
+/// groups. A dictionary page is decoded once per column chunk, by whichever batch reads it
+/// first: charged to that batch, the second row group's first batch passed the 64 MiB
+/// value ceiling at any row count, was refused down to one row, and left the rest of the
+/// file in batches of one row. Dictionaries are not a batch's work: the file scans in a few
+/// dozen batches.
+#[test]
+fn large_dictionaries_are_not_charged_to_a_batch() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (columns, distinct, rows) = (70, 1000, 2000);
+    let fields: Vec<Field> = (0..columns)
+        .map(|c| Field::new(format!("c{c}"), DataType::Utf8, true))
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let values: Vec<String> = (0..distinct)
+        .map(|i| format!("{i:06}{}", "x".repeat(994)))
+        .collect();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        (0..columns)
+            .map(|c| {
+                Arc::new(StringArray::from_iter_values(
+                    (0..rows).map(|r| values[(r + c) % distinct].as_str()),
+                )) as ArrayRef
+            })
+            .collect(),
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(true)
+        .set_dictionary_page_size_limit(8 << 20)
+        .set_max_row_group_row_count(Some(rows / 2))
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .build();
+    let options = ArrowWriterOptions::new()
+        .with_properties(props)
+        .with_skip_arrow_metadata(true);
+    let mut file = Vec::new();
+    let mut w = ArrowWriter::try_new_with_options(&mut file, schema, options).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let fields_json: Vec<String> = (0..columns)
+        .map(|c| {
+            format!(
+                r#"{{\"name\":\"c{c}\",\"type\":\"string\",\"nullable\":true,\"metadata\":{{}}}}"#
+            )
+        })
+        .collect();
+    let metadata = format!(
+        r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{{\"type\":\"struct\",\"fields\":[{}]}}","partitionColumns":[],"configuration":{{}},"createdTime":0}}}}"#,
+        fields_json.join(",")
+    );
+    let add = format!(
+        r#"{{"add":{{"path":"x.parquet","partitionValues":{{}},"size":{},"modificationTime":0,"dataChange":true}}}}"#,
+        file.len()
+    );
+    let mem = MemoryStorage::new();
+    mem.put(
+        "_delta_log/00000000000000000000.json",
+        [PROTOCOL, &metadata, &add].join("\n").into_bytes(),
+        0,
+    );
+    mem.put("x.parquet", file, 0);
+    let table = Table::new(Arc::new(mem), "mem://t");
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let (mut seen, mut batches) = (0, 0);
+    let ((), peak, took) = measured(|| {
+        block_on(scan.execute(&mut |b| {
+            seen += b.num_rows();
+            batches += 1;
+            Ok(true)
+        }))
+        .unwrap();
+    });
+    println!(
+        "{columns} columns of 1 MB dictionaries, {rows} rows in 2 row groups: {batches} batches in {took:?}, peak {} MB",
+        mb(peak)
+    );
+    assert_eq!(seen, rows);
+    assert!(batches < 100, "{batches} batches");
+    assert!(peak <= BUDGET, "peak {} MB", mb(peak));
+}

@@ -35,6 +35,12 @@ pub const MAX_PARTITION_VALUE_BYTES: u64 = 64 << 10;
 /// files have footers of a few MB.
 pub const MAX_FOOTER_BYTES: u64 = 256 << 20;
 
+/// Bytes of column data one request of the Parquet decoder may ask for (one row group's
+/// projected column chunks when the file has no page locations, else a window's pages): a
+/// crafted footer must not size a read. Real checkpoints reach a few hundred MB in one row
+/// group (a million adds with statistics: 243 MB).
+pub const MAX_COLUMN_FETCH_BYTES: u64 = 1 << 30;
+
 /// Bytes one Parquet page may claim uncompressed, checked before the page is
 /// decompressed (writers cut pages at about 1 MiB; a larger page holds a single large
 /// value). A header claiming 2 GiB otherwise has the codec allocate 2 GiB. This is the
@@ -60,7 +66,7 @@ pub fn max_page_bytes() -> u64 {
 /// the batches before (the first batch of a file is one row), never more rows than asked
 /// for. A dictionary-encoded string column materializes its value once per row: 8,192 rows
 /// of one 100 KB value are 800 MB in one batch of a file of a few kilobytes. Not an error:
-/// a single row larger than this is one batch. Scans also count every batch against their
+/// a single row larger than this is one batch, up to [`BATCH_VALUE_BYTES`]. Scans also count every batch against their
 /// decoded-bytes budget ([`crate::scan::ScanOptions::max_decoded_bytes`]).
 pub const BATCH_BYTES: u64 = 32 << 20;
 

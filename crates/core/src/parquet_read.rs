@@ -210,6 +210,19 @@ fn check_footer_ranges(ranges: &[Range<u64>], path: &str) -> Result<()> {
     )
 }
 
+/// The column data one request of a decoder asks for: a crafted footer must not size a
+/// read ([`limits::MAX_COLUMN_FETCH_BYTES`]).
+fn check_column_ranges(ranges: &[Range<u64>], path: &str) -> Result<()> {
+    let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+    limits::check(
+        "MAX_COLUMN_FETCH_BYTES",
+        "the column data one request of the Parquet decoder asks for",
+        wanted,
+        limits::MAX_COLUMN_FETCH_BYTES,
+        path,
+    )
+}
+
 /// Every column chunk a footer describes lies inside the file (offsets and lengths are
 /// signed in Parquet's metadata: a crafted footer with a negative or overlong chunk would
 /// otherwise reach the decoder, which does not expect one).
@@ -472,10 +485,12 @@ fn drain_reader(
             });
         if let Some(largest) = refused {
             if rows <= 1 {
+                // (over max(BATCH_VALUE_BYTES, the page limit): the name of the first,
+                // which also holds for a row of several values each under a page)
                 return Err(Error::LimitExceeded {
                     limit: "BATCH_VALUE_BYTES",
-                    what: "the string and binary bytes of one row",
-                    value: BatchSizer::value_ceiling(rows) as u64 + 1,
+                    what: "the string and binary bytes of one row (at least)",
+                    value: (BatchSizer::value_ceiling(rows) as u64 + 1).max(largest as u64),
                     max: BatchSizer::value_ceiling(rows) as u64,
                     path: path.to_string(),
                 });
@@ -657,7 +672,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                     }
                 }
                 DecodeResult::NeedsData(ranges) => {
-                    check_footer_ranges(&ranges, path)?;
+                    check_column_ranges(&ranges, path)?;
                     let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                     if let Some(kept) = fetched.as_deref_mut() {
                         kept.extend(ranges.iter().map(|r| r.start).zip(data.iter().cloned()));
@@ -800,7 +815,7 @@ async fn dictionary_pages<S: Storage + ?Sized>(
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
-    check_footer_ranges(&ranges, path)?;
+    check_column_ranges(&ranges, path)?;
     let data = fetch_ranges(storage, path, &ranges, FetchPolicy::LOG_STREAM.coalesce_gap).await?;
     Ok(ranges.iter().map(|r| r.start).zip(data).collect())
 }

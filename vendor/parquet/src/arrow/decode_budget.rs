@@ -51,6 +51,13 @@ pub fn within<T>(max_bytes: usize, step: impl FnOnce() -> T) -> (T, Option<usize
     (out, passed.then(|| LARGEST.with(|l| l.get())))
 }
 
+/// Runs `step` with nothing it appends charged to the enclosing [`within`] (a dictionary
+/// page: decoded once per column chunk and bounded by the page limit, it is no batch's own
+/// work).
+pub(crate) fn uncharged<T>(step: impl FnOnce() -> T) -> T {
+    within(usize::MAX, step).0
+}
+
 /// Notes a value of `bytes` appended or refused (see [`within`]).
 pub(crate) fn note_largest(bytes: usize) {
     LARGEST.with(|l| {
@@ -109,6 +116,15 @@ mod tests {
         assert_eq!(passed, Some(6));
         assert_eq!(room(), usize::MAX);
         let ((), passed) = within(10, || assert!(charge(10).is_ok()));
+        assert_eq!(passed, None);
+        // what a dictionary page appends is not the batch's
+        let ((), passed) = within(10, || {
+            uncharged(|| {
+                note_largest(100);
+                assert!(charge(100).is_ok())
+            });
+            assert_eq!(room(), 10);
+        });
         assert_eq!(passed, None);
     }
 }

@@ -221,7 +221,10 @@ impl<I: OffsetSizeTrait> ColumnValueDecoder for ByteArrayColumnValueDecoder<I> {
             Some(num_values as usize),
             self.validate_utf8,
         );
-        decoder.read(&mut buffer, usize::MAX)?;
+        // deltalens patch 19: a dictionary page is decoded once per column chunk, bounded
+        // by the page limit, and held by every batch alike: not charged to the batch that
+        // happens to read it first
+        crate::arrow::decode_budget::uncharged(|| decoder.read(&mut buffer, usize::MAX))?;
         self.dict = Some(buffer);
         Ok(())
     }

@@ -357,24 +357,30 @@ where
 
         let len = num_values as usize;
         let mut buffer = OffsetBuffer::<V>::with_capacity(0);
-        if let Some(desc) = &self.flba_column_descr {
-            let buf = normalize_fixed_len_byte_array_payload(
-                buf,
-                len,
-                desc.type_length() as usize,
-                "dictionary page",
-            )?;
-            let mut decoder = FixedByteArrayDecoder::new(desc);
-            decoder.set_data(Encoding::PLAIN, buf, len, Some(len))?;
-            if decoder.read_offsets(&mut buffer, len)? != len {
-                return Err(general_err!(
-                    "too few bytes in fixed-length dictionary page"
-                ));
+        // deltalens patch 19: a dictionary page is decoded once per column chunk, bounded
+        // by the page limit, and held by every batch alike: not charged to the batch that
+        // happens to read it first
+        crate::arrow::decode_budget::uncharged(|| -> Result<()> {
+            if let Some(desc) = &self.flba_column_descr {
+                let buf = normalize_fixed_len_byte_array_payload(
+                    buf,
+                    len,
+                    desc.type_length() as usize,
+                    "dictionary page",
+                )?;
+                let mut decoder = FixedByteArrayDecoder::new(desc);
+                decoder.set_data(Encoding::PLAIN, buf, len, Some(len))?;
+                if decoder.read_offsets(&mut buffer, len)? != len {
+                    return Err(general_err!(
+                        "too few bytes in fixed-length dictionary page"
+                    ));
+                }
+            } else {
+                ByteArrayDecoderPlain::new(buf, len, Some(len), self.validate_utf8)
+                    .read(&mut buffer, usize::MAX)?;
             }
-        } else {
-            ByteArrayDecoderPlain::new(buf, len, Some(len), self.validate_utf8)
-                .read(&mut buffer, usize::MAX)?;
-        }
+            Ok(())
+        })?;
 
         let array = buffer.into_array(None, self.value_type.clone());
         self.dict = Some(array);
