@@ -2211,17 +2211,24 @@ impl<'a> StatisticsConverter<'a> {
                 continue;
             };
             let page_locations = offset_index.page_locations();
+            // deltalens patch 20: an offset index of no pages is corrupt (an error, where
+            // upstream unwrapped `last()`), and first row indexes that go backwards or past
+            // the row group give a null count (where upstream subtracted past zero)
+            let Some(last) = page_locations.last() else {
+                return Err(ParquetError::General(format!(
+                    "the offset index of row group {rg_idx} lists no pages"
+                )));
+            };
 
-            let row_count_per_page = page_locations
-                .windows(2)
-                .map(|loc| Some(loc[1].first_row_index as u64 - loc[0].first_row_index as u64));
+            let row_count_per_page = page_locations.windows(2).map(|loc| {
+                (loc[1].first_row_index as u64).checked_sub(loc[0].first_row_index as u64)
+            });
 
             // append the last page row count
             let num_rows_in_row_group = &row_group_metadatas[*rg_idx].num_rows();
-            let row_count_per_page = row_count_per_page.chain(std::iter::once(Some(
-                *num_rows_in_row_group as u64
-                    - page_locations.last().unwrap().first_row_index as u64,
-            )));
+            let row_count_per_page = row_count_per_page.chain(std::iter::once(
+                (*num_rows_in_row_group as u64).checked_sub(last.first_row_index as u64),
+            ));
 
             row_counts.extend(row_count_per_page.clone().map(|x| x.unwrap_or(0)));
             for val in row_count_per_page {
