@@ -249,6 +249,30 @@ fn data_file_table(rows: usize, value_bytes: usize) -> (Table, usize) {
     (Table::new(Arc::new(mem), "mem://t"), size)
 }
 
+/// Counts the file totals of `table`'s checkpoint of `adds` adds (3 rows each) and asserts
+/// that it held at most [`BUDGET`] at its peak; `what` describes the checkpoint of `size`
+/// bytes in the printed line.
+fn counted_within_budget(table: &Table, adds: usize, size: usize, what: &str) {
+    let ((), peak, took) = measured(|| {
+        let v = block_on(table.version_info(VersionSpec::Latest)).unwrap();
+        let totals = block_on(v.file_totals(&mut |_| true)).unwrap();
+        assert_eq!(totals.files, adds as u64);
+        assert_eq!(totals.rows, Some(3 * adds as i64));
+    });
+    println!(
+        "checkpoint of {} KB, {what}: file totals in {took:?}, peak {} MB",
+        size >> 10,
+        mb(peak)
+    );
+    assert!(
+        peak <= BUDGET,
+        "counting {adds} adds of a {} KB checkpoint held {} MB at its peak (budget {} MB)",
+        size >> 10,
+        mb(peak),
+        mb(BUDGET)
+    );
+}
+
 fn mb(n: usize) -> usize {
     n >> 20
 }
@@ -261,25 +285,8 @@ fn a_checkpoint_of_one_repeated_large_stats_string_is_counted_within_budget() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let (adds, stats_bytes) = (50_000, 100 << 10);
     let (table, size) = checkpoint_table(adds, stats_bytes);
-    let ((), peak, took) = measured(|| {
-        let v = block_on(table.version_info(VersionSpec::Latest)).unwrap();
-        let totals = block_on(v.file_totals(&mut |_| true)).unwrap();
-        assert_eq!(totals.files, adds as u64);
-        assert_eq!(totals.rows, Some(3 * adds as i64));
-    });
-    println!(
-        "checkpoint of {} KB claiming {} MB of stats: file totals in {took:?}, peak {} MB",
-        size >> 10,
-        mb(adds * stats_bytes),
-        mb(peak)
-    );
-    assert!(
-        peak <= BUDGET,
-        "counting {adds} adds of a {} KB checkpoint held {} MB at its peak (budget {} MB)",
-        size >> 10,
-        mb(peak),
-        mb(BUDGET)
-    );
+    let what = format!("claiming {} MB of stats", mb(adds * stats_bytes));
+    counted_within_budget(&table, adds, size, &what);
 }
 
 /// A scan (what `query "SELECT COUNT(s)"` runs) of a data file whose string column repeats
@@ -447,25 +454,8 @@ fn a_checkpoint_whose_stats_grow_part_way_is_counted_within_budget() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let (adds, large_from, stats_bytes) = (43_000, 40_000, 100 << 10);
     let (table, size) = checkpoint_growing_table(adds, large_from, stats_bytes);
-    let ((), peak, took) = measured(|| {
-        let v = block_on(table.version_info(VersionSpec::Latest)).unwrap();
-        let totals = block_on(v.file_totals(&mut |_| true)).unwrap();
-        assert_eq!(totals.files, adds as u64);
-        assert_eq!(totals.rows, Some(3 * adds as i64));
-    });
-    println!(
-        "checkpoint of {} KB, stats growing to {} KB part-way: file totals in {took:?}, peak {} MB",
-        size >> 10,
-        stats_bytes >> 10,
-        mb(peak)
-    );
-    assert!(
-        peak <= BUDGET,
-        "counting {adds} adds of a {} KB checkpoint held {} MB at its peak (budget {} MB)",
-        size >> 10,
-        mb(peak),
-        mb(BUDGET)
-    );
+    let what = format!("stats growing to {} KB part-way", stats_bytes >> 10);
+    counted_within_budget(&table, adds, size, &what);
 }
 
 /// Under a decoded-bytes budget (the worker's), the rows that grow part-way are refused at
