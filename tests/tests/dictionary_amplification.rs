@@ -14,19 +14,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use arrow_array::builder::{BooleanBufferBuilder, StringViewBuilder};
+use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
 use arrow_array::{
-    ArrayRef, BooleanArray, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
-    StructArray,
+    Array, ArrayRef, BooleanArray, DictionaryArray, Int32Array, Int64Array, ListArray, RecordBatch,
+    StringArray, StructArray,
 };
+use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema};
 use deltalens_core::scan::ScanOptions;
 use deltalens_core::{Error, Table, VersionSpec};
 use deltalens_storage::MemoryStorage;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 /// Counts the bytes allocated and not yet freed, and their peak.
 struct Counting;
@@ -588,4 +592,250 @@ fn large_dictionaries_are_not_charged_to_a_batch() {
     assert_eq!(seen, rows);
     assert!(batches < 100, "{batches} batches");
     assert!(peak <= BUDGET, "peak {} MB", mb(peak));
+}
+
+/// A table of one data file, `x.parquet` (`file`), whose Delta schema has the fields
+/// `fields` (Delta JSON, as in a `schemaString`).
+fn one_file_table(file: Vec<u8>, fields: &str) -> Table {
+    let schema_string = format!(r#"{{"type":"struct","fields":[{fields}]}}"#).replace('"', "\\\"");
+    let metadata = format!(
+        r#"{{"metaData":{{"id":"t","format":{{"provider":"parquet","options":{{}}}},"schemaString":"{schema_string}","partitionColumns":[],"configuration":{{}},"createdTime":0}}}}"#
+    );
+    let add = format!(
+        r#"{{"add":{{"path":"x.parquet","partitionValues":{{}},"size":{},"modificationTime":0,"dataChange":true}}}}"#,
+        file.len()
+    );
+    let mem = MemoryStorage::new();
+    mem.put(
+        "_delta_log/00000000000000000000.json",
+        [PROTOCOL, &metadata, &add].join("\n").into_bytes(),
+        0,
+    );
+    mem.put("x.parquet", file, 0);
+    Table::new(Arc::new(mem), "mem://t")
+}
+
+const ID_AND_S: &str = r#"{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"s","type":"string","nullable":true,"metadata":{}}"#;
+
+/// Writes `batches` with `props`; the Arrow schema is kept in the file's metadata when
+/// `arrow_schema` (the reader then follows its types, e.g. `Utf8View`).
+fn written(
+    schema: Arc<Schema>,
+    props: WriterProperties,
+    arrow_schema: bool,
+    batches: impl Iterator<Item = RecordBatch>,
+) -> Vec<u8> {
+    let options = ArrowWriterOptions::new()
+        .with_properties(props)
+        .with_skip_arrow_metadata(!arrow_schema);
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new_with_options(&mut out, schema, options).unwrap();
+    for b in batches {
+        w.write(&b).unwrap();
+    }
+    w.close().unwrap();
+    out
+}
+
+/// Scans `table` (columns `id`, `s`) and asserts every id once in order, the first `small`
+/// strings of 1 byte and the rest of `value_bytes`, within [`BUDGET`].
+fn scanned_within_budget(
+    table: &Table,
+    small: usize,
+    large: usize,
+    value_bytes: usize,
+    what: &str,
+) {
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let ((ids, lengths), peak, took) = measured(|| {
+        let (mut ids, mut lengths) = (Vec::new(), Vec::new());
+        block_on(scan.execute(&mut |b| {
+            let id = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            ids.extend(id.values().iter().copied());
+            let s = b.column(1);
+            match s.data_type() {
+                DataType::Utf8 => {
+                    lengths.extend(s.as_string::<i32>().iter().map(|v| v.map_or(0, str::len)))
+                }
+                DataType::Utf8View => {
+                    lengths.extend(s.as_string_view().iter().map(|v| v.map_or(0, str::len)))
+                }
+                other => panic!("s is {other}"),
+            }
+            Ok(true)
+        }))
+        .unwrap();
+        (ids, lengths)
+    });
+    println!("{what}: scanned in {took:?}, peak {} MB", mb(peak));
+    assert_eq!(ids, (0..(small + large) as i64).collect::<Vec<_>>());
+    assert!(lengths[..small].iter().all(|&l| l == 1));
+    assert!(lengths[small..].iter().all(|&l| l == value_bytes));
+    assert!(
+        peak <= BUDGET,
+        "{what}: held {} MB at its peak (budget {} MB)",
+        mb(peak),
+        mb(BUDGET)
+    );
+}
+
+/// `small` ids and strings "a", then `large` of one `value_bytes` string, in chunks of 256
+/// rows, the strings as `Utf8View` when `view` (one copy of the value held per chunk).
+fn growing_batches(
+    schema: Arc<Schema>,
+    small: usize,
+    large: usize,
+    value_bytes: usize,
+    view: bool,
+) -> impl Iterator<Item = RecordBatch> {
+    let value = "y".repeat(value_bytes);
+    let rows = small + large;
+    (0..rows).step_by(256).map(move |start| {
+        let n = 256.min(rows - start);
+        let ids = Int64Array::from_iter_values((start..start + n).map(|i| i as i64));
+        let pick = |i: usize| if i < small { "a" } else { value.as_str() };
+        let s: ArrayRef = if view {
+            let mut b = StringViewBuilder::new().with_deduplicate_strings();
+            (start..start + n).for_each(|i| b.append_value(pick(i)));
+            Arc::new(b.finish())
+        } else {
+            Arc::new(StringArray::from_iter_values((start..start + n).map(pick)))
+        };
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), s]).unwrap()
+    })
+}
+
+/// A reviewer's finding: a file whose embedded Arrow schema asks for `Utf8View` is read by
+/// parquet's view decoder, which copied `DELTA_BYTE_ARRAY` values (a prefix repeated from
+/// the value before: 1 MiB a row from a few bytes) without counting them. 50,000 rows of
+/// "a", then 1,500 of one 1 MiB value: every row once, within the budget.
+#[test]
+fn a_view_column_whose_values_grow_part_way_is_scanned_within_budget() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (small, large, value_bytes) = (50_000, 1_500, 1 << 20);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("s", DataType::Utf8View, true),
+    ]));
+    let s = ColumnPath::from("s");
+    let props = WriterProperties::builder()
+        .set_column_dictionary_enabled(s.clone(), false)
+        .set_column_encoding(s, Encoding::DELTA_BYTE_ARRAY)
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .build();
+    let batches = growing_batches(schema.clone(), small, large, value_bytes, true);
+    let file = written(schema, props, true, batches);
+    let what = format!(
+        "{} KB file, Utf8View in DELTA_BYTE_ARRAY, {small} rows of 1 byte then {large} of {} KB",
+        file.len() >> 10,
+        value_bytes >> 10
+    );
+    scanned_within_budget(
+        &one_file_table(file, ID_AND_S),
+        small,
+        large,
+        value_bytes,
+        &what,
+    );
+}
+
+/// A reviewer's finding: `DELTA_LENGTH_BYTE_ARRAY` copies a batch's values out of each page
+/// in one piece, without counting them; a batch spanning many pages of compressed 1 MiB
+/// values held them all. 50,000 rows of "a", then 600 of 1 MiB (Snappy: 30 MB on disk):
+/// every row once, within the budget.
+#[test]
+fn delta_length_byte_arrays_that_grow_part_way_are_scanned_within_budget() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (small, large, value_bytes) = (50_000, 600, 1 << 20);
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("s", DataType::Utf8, true),
+    ]));
+    let s = ColumnPath::from("s");
+    let props = WriterProperties::builder()
+        .set_column_dictionary_enabled(s.clone(), false)
+        .set_column_encoding(s, Encoding::DELTA_LENGTH_BYTE_ARRAY)
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .build();
+    let batches = growing_batches(schema.clone(), small, large, value_bytes, false);
+    let file = written(schema, props, false, batches);
+    let what = format!(
+        "{} KB file, DELTA_LENGTH_BYTE_ARRAY, {small} rows of 1 byte then {large} of {} KB",
+        file.len() >> 10,
+        value_bytes >> 10
+    );
+    scanned_within_budget(
+        &one_file_table(file, ID_AND_S),
+        small,
+        large,
+        value_bytes,
+        &what,
+    );
+}
+
+/// A reviewer's finding: the elements of a list are bounded by nothing but the levels a
+/// page claims, and run-length encoded levels make a million null elements of a few bytes.
+/// 50,000 rows of `[true]`, then 100 rows of 1,000,000 null elements (400 MB of levels
+/// and slots from a file of a few hundred KB): every row once, with its length, within the
+/// budget.
+#[test]
+fn lists_that_grow_part_way_are_scanned_within_budget() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (small, large, elements) = (50_000usize, 100usize, 1_000_000usize);
+    let item = Arc::new(Field::new("element", DataType::Boolean, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("l", DataType::List(item.clone()), true),
+    ]));
+    let rows = small + large;
+    let total = small + large * elements;
+    let mut valid = BooleanBufferBuilder::new(total);
+    valid.append_n(small, true);
+    valid.append_n(total - small, false);
+    let valid = valid.finish();
+    let child = BooleanArray::new(valid.clone(), Some(valid.into()));
+    let offsets =
+        OffsetBuffer::from_lengths((0..rows).map(|r| if r < small { 1 } else { elements }));
+    let list = ListArray::new(item, offsets, Arc::new(child), None);
+    let ids = Int64Array::from_iter_values(0..rows as i64);
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(list)]).unwrap();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .build();
+    let file = written(schema, props, false, std::iter::once(batch));
+    let size = file.len();
+    let fields = r#"{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"l","type":{"type":"array","elementType":"boolean","containsNull":true},"nullable":true,"metadata":{}}"#;
+    let table = one_file_table(file, fields);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let ((ids, lengths), peak, took) = measured(|| {
+        let (mut ids, mut lengths) = (Vec::new(), Vec::new());
+        block_on(scan.execute(&mut |b| {
+            let id = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            ids.extend(id.values().iter().copied());
+            let l = b.column(1).as_list::<i32>();
+            lengths.extend(l.offsets().lengths());
+            Ok(true)
+        }))
+        .unwrap();
+        (ids, lengths)
+    });
+    println!(
+        "{} KB file, {small} lists of 1 then {large} of {elements} null elements: scanned in {took:?}, peak {} MB",
+        size >> 10,
+        mb(peak)
+    );
+    assert_eq!(ids, (0..rows as i64).collect::<Vec<_>>());
+    assert!(lengths[..small].iter().all(|&l| l == 1));
+    assert!(lengths[small..].iter().all(|&l| l == elements));
+    assert!(
+        peak <= BUDGET,
+        "held {} MB at its peak (budget {} MB)",
+        mb(peak),
+        mb(BUDGET)
+    );
 }

@@ -6,12 +6,15 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Field, FieldRef, Schema};
 use bytes::Bytes;
 use deltalens_storage::{ByteRange, Storage};
 use futures::{StreamExt, TryStreamExt};
 use parquet::DecodeResult;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, RowSelection, RowSelector};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, RowSelection, RowSelector,
+};
 use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
 use parquet::schema::types::SchemaDescriptor;
@@ -197,30 +200,34 @@ fn guarded<T>(path: &str, step: impl FnOnce() -> parquet::errors::Result<T>) -> 
     }
 }
 
-/// A footer states its own length: a crafted one must not size a read
-/// ([`limits::MAX_FOOTER_BYTES`]).
-fn check_footer_ranges(ranges: &[Range<u64>], path: &str) -> Result<()> {
-    let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-    limits::check(
-        "MAX_FOOTER_BYTES",
-        "the Parquet footer's length",
-        wanted,
-        limits::MAX_FOOTER_BYTES,
-        path,
-    )
+/// What one request of a decoder may ask for: a crafted footer must not size a read.
+#[derive(Debug, Clone, Copy)]
+struct RangeLimit {
+    /// The limit's name in [`limits`].
+    name: &'static str,
+    /// What is limited, for the error.
+    what: &'static str,
+    max: u64,
 }
 
-/// The column data one request of a decoder asks for: a crafted footer must not size a
-/// read ([`limits::MAX_COLUMN_FETCH_BYTES`]).
-fn check_column_ranges(ranges: &[Range<u64>], path: &str) -> Result<()> {
+/// The footer decoder's requests ([`limits::MAX_FOOTER_BYTES`]).
+const FOOTER_RANGES: RangeLimit = RangeLimit {
+    name: "MAX_FOOTER_BYTES",
+    what: "the Parquet footer's length",
+    max: limits::MAX_FOOTER_BYTES,
+};
+
+/// The column decoder's requests ([`limits::MAX_COLUMN_FETCH_BYTES`]).
+const COLUMN_RANGES: RangeLimit = RangeLimit {
+    name: "MAX_COLUMN_FETCH_BYTES",
+    what: "the column data one request of the Parquet decoder asks for",
+    max: limits::MAX_COLUMN_FETCH_BYTES,
+};
+
+/// The bytes `ranges` total, within `limit`.
+fn check_ranges(ranges: &[Range<u64>], limit: RangeLimit, path: &str) -> Result<()> {
     let wanted: u64 = ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-    limits::check(
-        "MAX_COLUMN_FETCH_BYTES",
-        "the column data one request of the Parquet decoder asks for",
-        wanted,
-        limits::MAX_COLUMN_FETCH_BYTES,
-        path,
-    )
+    limits::check(limit.name, limit.what, wanted, limit.max, path)
 }
 
 /// Every column chunk a footer describes lies inside the file (offsets and lengths are
@@ -275,14 +282,15 @@ fn check_layout(md: &ParquetMetaData, size: u64, path: &str) -> Result<()> {
     Ok(())
 }
 
-/// Read the footer of the Parquet file at `path` (`size` bytes). Returns the metadata and
-/// any bytes already fetched (offset, data) so they can be reused.
+/// Read the footer of the Parquet file at `path` (`size` bytes). Returns it as the
+/// decoders read it (see [`reader_metadata`]: built once per file) and any bytes already
+/// fetched (offset, data) so they can be reused.
 pub(crate) async fn read_metadata<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
     size: u64,
     policy: FetchPolicy,
-) -> Result<(ParquetMetaData, u64, Bytes)> {
+) -> Result<(ArrowReaderMetadata, u64, Bytes)> {
     let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
         .map_err(|e| Error::parquet(path, e))?
         .with_page_index_policy(PageIndexPolicy::Skip);
@@ -319,10 +327,10 @@ pub(crate) async fn read_metadata<S: Storage + ?Sized>(
         match guarded(path, || decoder.try_decode())? {
             DecodeResult::Data(md) => {
                 check_layout(&md, size, path)?;
-                return Ok((md, start, first));
+                return Ok((reader_metadata(path, Arc::new(md))?, start, first));
             }
             DecodeResult::NeedsData(ranges) => {
-                check_footer_ranges(&ranges, path)?;
+                check_ranges(&ranges, FOOTER_RANGES, path)?;
                 let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                 decoder
                     .push_ranges(ranges, data)
@@ -451,6 +459,53 @@ impl BatchSizer {
     }
 }
 
+/// The Arrow reading of a file's footer `metadata`, built once per file: the Arrow types its
+/// embedded `ARROW:schema` asks for, except that string and binary views are read as plain
+/// strings and binaries. Parquet's view decoder copies some values (`DELTA_BYTE_ARRAY`'s,
+/// a repeated prefix: a megabyte a row from a few bytes) without counting them against
+/// [`limits::BATCH_VALUE_BYTES`]; the offset decoders count every byte they copy, and a scan
+/// casts to the table's types (plain strings) anyway.
+pub(crate) fn reader_metadata(
+    path: &str,
+    metadata: Arc<ParquetMetaData>,
+) -> Result<ArrowReaderMetadata> {
+    let hinted = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
+        .map_err(|e| Error::parquet(path, e))?;
+    let plain = Schema::new_with_metadata(
+        hinted
+            .schema()
+            .fields()
+            .iter()
+            .map(without_views)
+            .collect::<Vec<_>>(),
+        hinted.schema().metadata().clone(),
+    );
+    if plain == *hinted.schema().as_ref() {
+        return Ok(hinted);
+    }
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(plain));
+    ArrowReaderMetadata::try_new(metadata, options).map_err(|e| Error::parquet(path, e))
+}
+
+/// `field` with its string and binary views (at any depth) as plain strings and binaries.
+fn without_views(field: &FieldRef) -> FieldRef {
+    let data_type = match field.data_type() {
+        DataType::Utf8View => DataType::Utf8,
+        DataType::BinaryView => DataType::Binary,
+        DataType::List(f) => DataType::List(without_views(f)),
+        DataType::LargeList(f) => DataType::LargeList(without_views(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(without_views(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(without_views(f), *sorted),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(without_views).collect()),
+        DataType::Dictionary(key, value) => {
+            let value = without_views(&Arc::new(Field::new("v", value.as_ref().clone(), true)));
+            DataType::Dictionary(key.clone(), Box::new(value.data_type().clone()))
+        }
+        _ => return field.clone(),
+    };
+    Arc::new(field.as_ref().clone().with_data_type(data_type))
+}
+
 /// How draining a reader ended.
 enum Drained {
     /// Every row was handed on.
@@ -530,8 +585,8 @@ fn after_selected(selection: &RowSelection, done: usize) -> RowSelection {
 pub(crate) struct RowGroupDecode<'a> {
     /// The file's path, for requests and errors.
     pub path: &'a str,
-    /// The file's footer.
-    pub metadata: &'a Arc<ParquetMetaData>,
+    /// The file's footer, as the decoders read it ([`reader_metadata`]).
+    pub reader: &'a ArrowReaderMetadata,
     /// Byte ranges already fetched (offset, bytes): handed to the decoder first.
     pub prefetched: &'a [(u64, Bytes)],
     /// The row group.
@@ -565,7 +620,8 @@ pub(crate) async fn prefetch_columns<S: Storage + ?Sized>(
     columns: Columns<'_>,
     max_bytes: u64,
 ) -> Result<Vec<(u64, Bytes)>> {
-    let (metadata, _, _) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
+    let (reader, _, _) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
+    let metadata = reader.metadata();
     let mask = columns.mask(metadata.file_metadata().schema_descr());
     let chunks: Vec<Range<u64>> = metadata
         .row_groups()
@@ -599,7 +655,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
 ) -> Result<()> {
     let RowGroupDecode {
         path,
-        metadata,
+        reader,
         prefetched,
         row_group,
         mask,
@@ -609,6 +665,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         policy,
         on_refused,
     } = read;
+    let metadata = reader.metadata();
     let rows = metadata.row_group(row_group).num_rows().max(0) as usize;
     let mut selection = selection;
     if let Some(l) = limit
@@ -640,8 +697,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
         if limit == Some(0) || selection.as_ref().is_some_and(|s| !s.selects_any()) {
             return Ok(());
         }
-        let mut builder = ParquetPushDecoderBuilder::try_new_decoder(metadata.clone())
-            .map_err(|e| Error::parquet(path, e))?
+        let mut builder = ParquetPushDecoderBuilder::new_with_metadata(reader.clone())
             .with_projection(mask.clone())
             .with_row_groups(vec![row_group])
             // (each batch is then sized by `batches`: this is the decoder's allocation hint)
@@ -672,7 +728,7 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
                     }
                 }
                 DecodeResult::NeedsData(ranges) => {
-                    check_column_ranges(&ranges, path)?;
+                    check_ranges(&ranges, COLUMN_RANGES, path)?;
                     let data = fetch_ranges(storage, path, &ranges, policy.coalesce_gap).await?;
                     if let Some(kept) = fetched.as_deref_mut() {
                         kept.extend(ranges.iter().map(|r| r.start).zip(data.iter().cloned()));
@@ -709,8 +765,8 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     columns: Columns<'_>,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<()> {
-    let (metadata, tail_start, tail) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
-    let metadata = Arc::new(metadata);
+    let (reader, tail_start, tail) = read_metadata(storage, path, size, FetchPolicy::LOG).await?;
+    let metadata = reader.metadata();
     let mask = columns.mask(metadata.file_metadata().schema_descr());
     let mut batches = BatchSizer::new(LOG_BATCH_ROWS);
     // what the footer request already brought (the whole file when it is small)
@@ -718,7 +774,7 @@ pub(crate) async fn read_parquet<S: Storage + ?Sized>(
     for row_group in 0..metadata.num_row_groups() {
         let read = RowGroupDecode {
             path,
-            metadata: &metadata,
+            reader: &reader,
             prefetched: &in_hand,
             row_group,
             mask: mask.clone(),
@@ -815,7 +871,7 @@ async fn dictionary_pages<S: Storage + ?Sized>(
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
-    check_column_ranges(&ranges, path)?;
+    check_ranges(&ranges, COLUMN_RANGES, path)?;
     let data = fetch_ranges(storage, path, &ranges, FetchPolicy::LOG_STREAM.coalesce_gap).await?;
     Ok(ranges.iter().map(|r| r.start).zip(data).collect())
 }
@@ -871,12 +927,13 @@ pub(crate) struct Preselect<'a> {
 async fn preselected_rows<S: Storage + ?Sized>(
     storage: &S,
     path: &str,
-    metadata: &Arc<ParquetMetaData>,
+    reader: &ArrowReaderMetadata,
     prefetched: &[(u64, Bytes)],
     rg: usize,
     pre: &mut Preselect<'_>,
     batches: &mut BatchSizer,
 ) -> Result<RowSelection> {
+    let metadata = reader.metadata();
     let rows = metadata.row_group(rg).num_rows().max(0) as usize;
     let mask = pre.columns.mask(metadata.file_metadata().schema_descr());
     // the footer's row count is not trusted for an allocation: the vector grows with the
@@ -884,7 +941,7 @@ async fn preselected_rows<S: Storage + ?Sized>(
     let mut keep = Vec::with_capacity(rows.min(FIRST_WINDOW_ROWS * 1024));
     let read = RowGroupDecode {
         path,
-        metadata,
+        reader,
         prefetched,
         row_group: rg,
         mask,
@@ -927,9 +984,9 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
     mut preselect: Option<Preselect<'_>>,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<()> {
-    let (metadata, tail_start, tail) =
+    let (reader, tail_start, tail) =
         read_metadata(storage, path, size, FetchPolicy::LOG_STREAM).await?;
-    let metadata = Arc::new(metadata);
+    let metadata = reader.metadata();
     let mask = columns.mask(metadata.file_metadata().schema_descr());
     let tail_part = vec![(tail_start, tail)];
     let mut go_on = true;
@@ -944,7 +1001,7 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
                 preselected_rows(
                     storage,
                     path,
-                    &metadata,
+                    &reader,
                     &tail_part,
                     rg,
                     p,
@@ -957,13 +1014,13 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
         if chosen.as_ref().is_some_and(|c| !c.selects_any()) {
             continue;
         }
-        let starts = page_starts(&metadata, rg, &mask);
+        let starts = page_starts(metadata, rg, &mask);
         let windows = windows(rows, FIRST_WINDOW_ROWS, window, starts.as_deref());
         // every window needs the dictionary pages of its columns: fetched once per row
         // group, not once per window (a column of unique paths has a 1 MiB dictionary)
         let mut prefetched = tail_part.clone();
         if windows.len() > 1 {
-            prefetched.extend(dictionary_pages(storage, path, &metadata, rg, &mask).await?);
+            prefetched.extend(dictionary_pages(storage, path, metadata, rg, &mask).await?);
         }
         // pages that straddle two windows, fetched by the first, handed to the second
         let mut carried: Vec<(u64, Bytes)> = Vec::new();
@@ -990,7 +1047,7 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
             in_hand.append(&mut carried);
             let read = RowGroupDecode {
                 path,
-                metadata: &metadata,
+                reader: &reader,
                 prefetched: &in_hand,
                 row_group: rg,
                 mask: mask.clone(),
@@ -1010,7 +1067,7 @@ pub(crate) async fn stream_parquet<S: Storage + ?Sized>(
                 return Ok(());
             }
             if let Some(next) = windows.get(i + 1) {
-                carried = straddling_pages(&metadata, rg, &mask, next.start, &fetched);
+                carried = straddling_pages(metadata, rg, &mask, next.start, &fetched);
             }
         }
     }
@@ -1204,6 +1261,62 @@ mod tests {
         let mut b = b;
         b.measured(&strings(1, 0));
         assert!(b.rows() <= 100, "{}", b.rows());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_refused_batch_shrinks_the_next_ones_and_one_row_cannot_shrink() {
+        let mut b = BatchSizer::new(8192);
+        for _ in 0..5 {
+            b.measured(&strings(b.rows(), 1));
+        }
+        assert_eq!(b.rows(), 8192);
+        // refused at 8,192 rows, its largest value 1 MiB: as many rows as fit the batch
+        // bytes at that size, and never more than half the refused batch again
+        assert!(b.refused(8192, 1 << 20));
+        assert_eq!(b.rows(), (limits::BATCH_BYTES >> 20) as usize);
+        for _ in 0..8 {
+            b.measured(&strings(b.rows(), 1));
+        }
+        assert_eq!(b.rows(), 4096);
+        // a refusal that says nothing of its values (levels of lists) still shrinks
+        assert!(b.refused(4096, 0));
+        assert_eq!(b.rows(), 512);
+        assert!(b.refused(2, 0));
+        assert_eq!(b.rows(), 1);
+        assert!(!b.refused(1, 0));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn after_selected_skips_the_rows_already_handed_on() {
+        let sel = |s: &[(bool, usize)]| {
+            RowSelection::from(
+                s.iter()
+                    .map(|&(skip, n)| {
+                        if skip {
+                            RowSelector::skip(n)
+                        } else {
+                            RowSelector::select(n)
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let s = sel(&[(false, 10), (true, 5), (false, 10)]);
+        // none handed on: unchanged
+        assert_eq!(after_selected(&s, 0), s);
+        // within the first run
+        assert_eq!(
+            after_selected(&s, 4),
+            sel(&[(true, 4), (false, 6), (true, 5), (false, 10)])
+        );
+        // past the first run: the skipped rows stay skipped
+        assert_eq!(
+            after_selected(&s, 13),
+            sel(&[(true, 10), (true, 5), (true, 3), (false, 7)])
+        );
+        // every selected row handed on: nothing left
+        assert!(!after_selected(&s, 20).selects_any());
+        assert_eq!(after_selected(&s, 20).row_count(), 0);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

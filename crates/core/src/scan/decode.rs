@@ -2,17 +2,15 @@
 //! group the plan keeps, through the Parquet push decoder; every decoded batch goes down
 //! the row pipeline ([`super::rows`]).
 
-use std::sync::Arc;
-
 use arrow_array::RecordBatch;
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::RowSelection;
-use parquet::arrow::{ProjectionMask, parquet_to_arrow_schema};
 
 use super::file::{FileLayout, Source};
 use super::plan::{RowGroupPlan, projected_uncompressed};
 use super::{FileRead, RowMask, Scan, ScanMetrics, data_file_path};
 use crate::column_mapping::PhysicalIndex;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::parquet_read::{BatchSizer, RowGroupDecode, decode_row_group, read_metadata};
 use crate::skipping::FileStats;
 
@@ -41,7 +39,7 @@ impl Scan<'_> {
         let mut batches =
             BatchSizer::new(self.options.batch_size).with_row_overhead(partition_bytes);
         let mut row_start: u64 = 0;
-        for rg in 0..layout.metadata.num_row_groups() {
+        for rg in 0..layout.metadata().num_row_groups() {
             let rg_rows = layout.rows_in(rg);
             let remaining = self.remaining(m);
             if remaining == Some(0) {
@@ -80,23 +78,18 @@ impl Scan<'_> {
     /// The footer of `file` and the mapping of the scan's columns onto it.
     async fn layout(&self, file: &FileRead<'_>) -> Result<FileLayout> {
         let path = data_file_path(file.path, self.location())?;
-        let (metadata, tail_start, tail) =
+        let (reader, tail_start, tail) =
             read_metadata(self.storage(), &path, file.size as u64, self.fetch_policy()).await?;
-        let metadata = Arc::new(metadata);
-        let file_md = metadata.file_metadata();
-        let file_schema =
-            parquet_to_arrow_schema(file_md.schema_descr(), file_md.key_value_metadata())
-                .map_err(|e| Error::parquet(&path, e))?;
         let columns = {
-            let index = PhysicalIndex::new(file_schema.fields(), self.mode);
+            let index = PhysicalIndex::new(reader.schema().fields(), self.mode);
             self.columns_in(|f| index.find(f))
         };
-        let mask = ProjectionMask::roots(file_md.schema_descr(), columns.root_idx.clone());
+        let schema = reader.metadata().file_metadata().schema_descr();
+        let mask = ProjectionMask::roots(schema, columns.root_idx.clone());
         Ok(FileLayout {
             path,
-            metadata,
+            reader,
             prefetched: (tail_start, tail),
-            file_schema,
             columns,
             mask,
         })
@@ -120,7 +113,7 @@ impl Scan<'_> {
             .map_or(layout.rows_in(read.rg), |s| s.row_count() as u64)
             .min(read.decode_limit.map_or(u64::MAX, |l| l as u64));
         let estimate =
-            projected_uncompressed(&layout.metadata, read.rg, &layout.mask, rows_decoded);
+            projected_uncompressed(layout.metadata(), read.rg, &layout.mask, rows_decoded);
         self.check_decoded_room(path, estimate)?;
         m.row_groups_read += 1;
         let mut offset = read.row_start;
@@ -128,7 +121,7 @@ impl Scan<'_> {
         let mut keep_going = true;
         let row_group = RowGroupDecode {
             path,
-            metadata: &layout.metadata,
+            reader: &layout.reader,
             prefetched: std::slice::from_ref(&layout.prefetched),
             row_group: read.rg,
             mask: layout.mask.clone(),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow_schema::Schema;
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::file::metadata::ParquetMetaData;
 use roaring::RoaringTreemap;
 
@@ -97,11 +98,10 @@ pub struct FileRead<'f> {
 pub(super) struct FileLayout {
     /// The storage path.
     pub(super) path: String,
-    pub(super) metadata: Arc<ParquetMetaData>,
+    /// The footer as the decoders read it, with the file's own Arrow schema.
+    pub(super) reader: ArrowReaderMetadata,
     /// The file's tail fetched with the footer: (offset, bytes).
     pub(super) prefetched: (u64, Bytes),
-    /// The file's own Arrow schema.
-    pub(super) file_schema: Schema,
     /// Which of the file's root columns each data column reads, and which roots to decode.
     pub(super) columns: Columns,
     /// The decoded roots, as a Parquet projection.
@@ -109,9 +109,19 @@ pub(super) struct FileLayout {
 }
 
 impl FileLayout {
+    /// The footer.
+    pub(super) fn metadata(&self) -> &Arc<ParquetMetaData> {
+        self.reader.metadata()
+    }
+
+    /// The file's own Arrow schema (as decoded: see `parquet_read::reader_metadata`).
+    pub(super) fn file_schema(&self) -> &Schema {
+        self.reader.schema()
+    }
+
     /// Rows in row group `rg` (a negative count reads as none).
     pub(super) fn rows_in(&self, rg: usize) -> u64 {
-        self.metadata.row_group(rg).num_rows().max(0) as u64
+        self.metadata().row_group(rg).num_rows().max(0) as u64
     }
 }
 

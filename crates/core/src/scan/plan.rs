@@ -65,8 +65,8 @@ impl Scan<'_> {
             (Some(f), Some(fs)) if self.options.prune => {
                 let rg_stats = RowGroupStats {
                     file: fs,
-                    metadata: &layout.metadata,
-                    file_schema: &layout.file_schema,
+                    metadata: layout.metadata(),
+                    file_schema: layout.file_schema(),
                     mode: self.mode,
                     row_group: rg,
                 };

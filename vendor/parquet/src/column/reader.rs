@@ -168,6 +168,41 @@ where
     }
 }
 
+// deltalens patch 21: the levels of a repeated column (a list's or a map's elements) are
+// charged to `crate::arrow::decode_budget` as they are read: run-length encoded levels
+// make a million elements of a few bytes, and a page's header may claim billions.
+
+/// Bytes one level of a repeated column costs a batch at least: its repetition and
+/// definition levels (2 bytes each) and a slot of 4 bytes or more for its value or offset.
+#[cfg(feature = "arrow")]
+const LEVEL_BYTES: usize = 8;
+
+/// Of `levels` levels of a repeated column, how many the decode budget has room for
+/// (at least one); an error when it has room for none.
+#[cfg(feature = "arrow")]
+fn levels_in_budget(levels: usize) -> Result<usize> {
+    match crate::arrow::decode_budget::room() / LEVEL_BYTES {
+        0 => Err(crate::arrow::decode_budget::refused()),
+        room => Ok(levels.min(room)),
+    }
+}
+
+#[cfg(not(feature = "arrow"))]
+fn levels_in_budget(levels: usize) -> Result<usize> {
+    Ok(levels)
+}
+
+/// Charges `levels` levels of a repeated column read (see [`levels_in_budget`]).
+#[cfg(feature = "arrow")]
+fn charge_levels(levels: usize) -> Result<()> {
+    crate::arrow::decode_budget::charge(levels.saturating_mul(LEVEL_BYTES))
+}
+
+#[cfg(not(feature = "arrow"))]
+fn charge_levels(_levels: usize) -> Result<()> {
+    Ok(())
+}
+
 impl<R, D, V> GenericColumnReader<R, D, V>
 where
     R: RepetitionLevelDecoder,
@@ -255,8 +290,11 @@ where
                         .as_mut()
                         .ok_or_else(|| general_err!("must specify repetition levels"))?;
 
+                    // deltalens patch 21: no more levels than the decode budget has room for
+                    let readable = levels_in_budget(remaining_levels)?;
                     let (mut records_read, levels_read) =
-                        reader.read_rep_levels(out, remaining_records, remaining_levels)?;
+                        reader.read_rep_levels(out, remaining_records, readable)?;
+                    charge_levels(levels_read)?;
 
                     if records_read == 0 && levels_read == 0 {
                         // The fact that we're still looping implies there must be some levels to read.

@@ -501,6 +501,12 @@ impl ByteArrayDecoderDeltaLength {
         let src_lengths = &self.lengths[self.length_offset..self.length_offset + to_read];
         let total_bytes: usize = src_lengths.iter().map(|x| *x as usize).sum();
 
+        // deltalens patch 21: the values are charged to the decode budget before they are
+        // copied (a batch spanning many pages of compressed values copies them all)
+        let largest = src_lengths.iter().map(|x| *x as usize).max().unwrap_or(0);
+        crate::arrow::decode_budget::note_largest(largest);
+        crate::arrow::decode_budget::charge(total_bytes)?;
+
         // Reserve capacity for both offsets and values upfront
         output.offsets.reserve(to_read);
         output.values.reserve(total_bytes);
