@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::error::{PresentError, Result};
 use crate::health::{Health, Severity};
+use crate::text::{table, terminal_safe};
 use crate::value::{bytes, timestamp};
 
 /// Points read when the caller does not say.
@@ -178,44 +179,66 @@ impl HealthSeries {
         Ok(series)
     }
 
-    /// A table of the points for a terminal, one version per line.
+    /// A table of the points for a terminal, one version per line (the CLI's one aligned
+    /// table writer, [`crate::text::table`]); the location and reasons shown
+    /// [`terminal_safe`].
     pub fn text(&self) -> String {
         let pct = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.1}%", s * 100.0));
+        let rows: Vec<Vec<String>> = self
+            .points
+            .iter()
+            .map(|p| {
+                vec![
+                    p.version.to_string(),
+                    if p.timestamp.is_some() {
+                        timestamp(p.timestamp)
+                    } else {
+                        "-".into()
+                    },
+                    p.files.to_string(),
+                    bytes(i64::try_from(p.bytes).unwrap_or(i64::MAX)),
+                    pct(p.small_file_share),
+                    pct(p.deleted_row_share),
+                    pct(p.files_without_stats_share),
+                    p.largest_partition_to_median
+                        .map_or("-".to_string(), |r| format!("{r:.1}x")),
+                    p.commits_since_checkpoint.to_string(),
+                    p.tombstones.to_string(),
+                    if p.warnings.is_empty() {
+                        "-".to_string()
+                    } else {
+                        p.warnings.join(", ")
+                    },
+                ]
+            })
+            .collect();
         let mut out = format!(
             "health of {} over {} versions\n",
-            self.location,
+            terminal_safe(&self.location, false),
             self.points.len()
         );
-        out.push_str(
-            "version  committed             files       size  small  dv-rows  no-stats  skew  tail  tombstones  attention\n",
-        );
-        for p in &self.points {
-            out.push_str(&format!(
-                "{:>7}  {:<20}  {:>5}  {:>9}  {:>5}  {:>7}  {:>8}  {:>4}  {:>4}  {:>10}  {}\n",
-                p.version,
-                if p.timestamp.is_some() {
-                    timestamp(p.timestamp)
-                } else {
-                    "-".into()
-                },
-                p.files,
-                bytes(i64::try_from(p.bytes).unwrap_or(i64::MAX)),
-                pct(p.small_file_share),
-                pct(p.deleted_row_share),
-                pct(p.files_without_stats_share),
-                p.largest_partition_to_median
-                    .map_or("-".to_string(), |r| format!("{r:.1}x")),
-                p.commits_since_checkpoint,
-                p.tombstones,
-                if p.warnings.is_empty() {
-                    "-".to_string()
-                } else {
-                    p.warnings.join(", ")
-                },
-            ));
-        }
+        out.push_str(&table(
+            &[
+                "version",
+                "committed",
+                "files",
+                "size",
+                "small",
+                "dv-rows",
+                "no-stats",
+                "skew",
+                "tail",
+                "tombstones",
+                "attention",
+            ],
+            &rows,
+        ));
         for u in &self.unavailable {
-            out.push_str(&format!("version {} not read: {}\n", u.version, u.reason));
+            out.push_str(&format!(
+                "version {} not read: {}\n",
+                u.version,
+                terminal_safe(&u.reason, false)
+            ));
         }
         out
     }

@@ -9,7 +9,7 @@ use arrow_schema::SchemaRef;
 
 use crate::cell::{json_ready, text_cells, text_rows, utc_as_offset};
 use crate::error::{PresentError, Result};
-use crate::text::{display_width, terminal_safe};
+use crate::text::TableStream;
 
 /// An output format for rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,12 +111,11 @@ const MAX_CELL: usize = 48;
 /// Rows looked at before the aligned table's column widths are fixed.
 const TABLE_SIZING_ROWS: usize = 500;
 
-/// The aligned table: rows held back until enough are seen to size the columns.
+/// The aligned table ([`TableStream`]: rows held back until enough are seen to size the
+/// columns), then a count of the rows.
 struct TextTable<W: Write + Send> {
     out: W,
-    names: Vec<String>,
-    pending: Vec<Vec<String>>,
-    widths: Option<Vec<usize>>,
+    table: TableStream,
     rows: usize,
 }
 
@@ -159,13 +158,17 @@ impl<W: Write + Send> RowWriter<W> {
             source,
         };
         let sink = match format {
-            Format::Table => Sink::Table(TextTable {
-                out,
-                names: schema.fields().iter().map(|f| f.name().clone()).collect(),
-                pending: Vec::new(),
-                widths: None,
-                rows: 0,
-            }),
+            Format::Table => {
+                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                let table = TableStream::new(&names)
+                    .with_block(TABLE_SIZING_ROWS)
+                    .with_max_cell(MAX_CELL);
+                Sink::Table(TextTable {
+                    out,
+                    table,
+                    rows: 0,
+                })
+            }
             Format::Csv => Sink::Csv(Box::new(
                 arrow_csv::WriterBuilder::new().with_header(true).build(out),
             )),
@@ -341,100 +344,24 @@ fn write_tsv<W: Write>(out: &mut W, batch: &RecordBatch) -> Result<()> {
 
 impl<W: Write + Send> TextTable<W> {
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let body: Vec<Vec<String>> = text_rows(batch, "null")?
-            .into_iter()
-            .map(|r| {
-                r.into_iter()
-                    .map(|c| shorten(&terminal_safe(&c, false)))
-                    .collect()
-            })
-            .collect();
-        self.rows += body.len();
-        match &self.widths {
-            Some(w) => print_rows(&mut self.out, w, &body),
-            None => {
-                self.pending.extend(body);
-                if self.pending.len() >= TABLE_SIZING_ROWS {
-                    let w = size_columns(&self.names, &self.pending);
-                    print_header(&mut self.out, &self.names, &w)?;
-                    print_rows(&mut self.out, &w, &self.pending)?;
-                    self.pending.clear();
-                    self.widths = Some(w);
-                }
-                Ok(())
-            }
+        for row in text_rows(batch, "null")? {
+            self.rows += 1;
+            let text = self.table.push(row);
+            self.out
+                .write_all(text.as_bytes())
+                .map_err(PresentError::Io)?;
         }
+        Ok(())
     }
 
     fn finish(mut self) -> Result<W> {
-        if self.widths.is_none() {
-            let w = size_columns(&self.names, &self.pending);
-            print_header(&mut self.out, &self.names, &w)?;
-            print_rows(&mut self.out, &w, &self.pending)?;
-        }
+        let text = self.table.finish();
+        self.out
+            .write_all(text.as_bytes())
+            .map_err(PresentError::Io)?;
         writeln!(self.out, "({} rows)", self.rows).map_err(PresentError::Io)?;
         Ok(self.out)
     }
-}
-
-/// `s` cut to [`MAX_CELL`] terminal columns, with `…` when cut.
-fn shorten(s: &str) -> String {
-    if display_width(s) <= MAX_CELL {
-        return s.to_string();
-    }
-    let mut t = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if w + cw > MAX_CELL - 1 {
-            break;
-        }
-        w += cw;
-        t.push(c);
-    }
-    t.push('…');
-    t
-}
-
-/// Each column's width on a terminal: its widest cell, the name included (measured as
-/// `text::table` measures, [`display_width`]).
-fn size_columns(names: &[String], rows: &[Vec<String>]) -> Vec<usize> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| display_width(c))
-                .chain([display_width(&terminal_safe(n, false))])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect()
-}
-
-fn print_header(out: &mut impl Write, names: &[String], w: &[usize]) -> Result<()> {
-    let head: Vec<String> = names
-        .iter()
-        .zip(w)
-        .map(|(n, w)| pad(&terminal_safe(n, false), *w))
-        .collect();
-    writeln!(out, "{}", head.join("  ").trim_end()).map_err(PresentError::Io)?;
-    let rule: Vec<String> = w.iter().map(|w| "-".repeat(*w)).collect();
-    writeln!(out, "{}", rule.join("  ")).map_err(PresentError::Io)
-}
-
-fn print_rows(out: &mut impl Write, w: &[usize], rows: &[Vec<String>]) -> Result<()> {
-    for r in rows {
-        let line: Vec<String> = r.iter().zip(w).map(|(c, w)| pad(c, *w)).collect();
-        writeln!(out, "{}", line.join("  ").trim_end()).map_err(PresentError::Io)?;
-    }
-    Ok(())
-}
-
-fn pad(s: &str, w: usize) -> String {
-    let n = display_width(s);
-    format!("{s}{}", " ".repeat(w.saturating_sub(n)))
 }
 
 #[cfg(test)]
@@ -667,6 +594,35 @@ mod tests {
         let cell = row.split("  ").next().unwrap();
         assert!(width(cell) <= MAX_CELL, "{} wide: {row}", width(cell));
         assert!(cell.ends_with('…'), "{row}");
+    }
+
+    #[test]
+    fn the_row_table_and_the_listings_are_one_writer() {
+        // `scan` (this table) and `files`/`history` (text::table, TableStream) print the
+        // same cells alike: CJK, emoji and combining marks included
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("名前", DataType::Utf8, true),
+            Field::new("n", DataType::Int32, true),
+        ]));
+        let names = ["日本語", "ab", "🦀é", "e\u{301}x"];
+        let b = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(names.to_vec())),
+                Arc::new(Int32Array::from(vec![1, 22, 333, 4])),
+            ],
+        )
+        .unwrap();
+        let rows: Vec<Vec<String>> = names
+            .iter()
+            .zip(["1", "22", "333", "4"])
+            .map(|(a, b)| vec![a.to_string(), b.to_string()])
+            .collect();
+        let listing = crate::text::table(&["名前", "n"], &rows);
+        assert_eq!(
+            text(Format::Table, &schema, &[b]),
+            format!("{listing}(4 rows)\n")
+        );
     }
 
     #[test]

@@ -8,18 +8,11 @@ use std::io::Write;
 
 /// Render rows under `headers` as an aligned text table; headers and cells are shown
 /// [`terminal_safe`] (escaped before they are measured, so the columns still line up).
+/// The one aligned-text writer is [`TableStream`]: this is it with every row in one block.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let headers = safe_cells(headers.iter().copied());
-    let headers: Vec<&str> = headers.iter().map(|h| h.as_str()).collect();
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| safe_cells(r.iter().map(|c| c.as_str())))
-        .collect();
-    let widths = widths(&headers, &rows);
-    let mut out = head(&headers, &widths);
-    for r in &rows {
-        out.push_str(&line(&widths, &mut r.iter().map(|s| s.as_str())));
-    }
+    let mut t = TableStream::new(headers).with_block(rows.len());
+    let mut out: String = rows.iter().map(|r| t.push(r.clone())).collect();
+    out.push_str(&t.finish());
     out
 }
 
@@ -82,17 +75,24 @@ fn line(widths: &[usize], cells: &mut dyn Iterator<Item = &str>) -> String {
 }
 
 /// An aligned text table written as its rows arrive, for listings too long to hold: the
-/// column widths are those of the first [`TableStream::BLOCK`] rows (a longer cell later
-/// pushes the rest of its line right), so memory holds one block, not the listing.
+/// column widths are those of the first [`TableStream::BLOCK`] rows (or
+/// [`TableStream::with_block`]; a longer cell later pushes the rest of its line right), so
+/// memory holds one block, not the listing. Every aligned table of the CLI is one of these
+/// ([`table`], the listings, and the row table of [`crate::rows`]): columns are measured
+/// by [`display_width`], cells shown [`terminal_safe`].
 #[derive(Debug)]
 pub struct TableStream {
     headers: Vec<String>,
     widths: Option<Vec<usize>>,
     first: Vec<Vec<String>>,
+    /// Rows whose cells set the column widths.
+    block: usize,
+    /// Cells wider than this are cut, with `…` (none: shown whole).
+    max_cell: Option<usize>,
 }
 
 impl TableStream {
-    /// Rows whose cells set the column widths.
+    /// Rows whose cells set the column widths, unless [`TableStream::with_block`] says.
     pub const BLOCK: usize = 1000;
 
     /// A table under `headers`, with no row yet.
@@ -101,18 +101,35 @@ impl TableStream {
             headers: safe_cells(headers.iter().copied()),
             widths: None,
             first: Vec::new(),
+            block: Self::BLOCK,
+            max_cell: None,
         }
+    }
+
+    /// Set the column widths by the first `rows` rows (at least one).
+    pub fn with_block(mut self, rows: usize) -> Self {
+        self.block = rows.max(1);
+        self
+    }
+
+    /// Cut cells wider than `columns` terminal columns, ending them with `…`.
+    pub fn with_max_cell(mut self, columns: usize) -> Self {
+        self.max_cell = Some(columns.max(1));
+        self
     }
 
     /// Add a row; returns the text ready to write (empty while the first block fills).
     /// Its cells are shown [`terminal_safe`], as in [`table`].
     pub fn push(&mut self, row: Vec<String>) -> String {
-        let row = safe_cells(row.iter().map(|c| c.as_str()));
+        let mut row = safe_cells(row.iter().map(|c| c.as_str()));
+        if let Some(max) = self.max_cell {
+            row.iter_mut().for_each(|c| cut(c, max));
+        }
         if let Some(w) = &self.widths {
             return line(w, &mut row.iter().map(|s| s.as_str()));
         }
         self.first.push(row);
-        if self.first.len() < Self::BLOCK {
+        if self.first.len() < self.block {
             return String::new();
         }
         self.flush_first()
@@ -137,6 +154,25 @@ impl TableStream {
         self.widths = Some(widths);
         out
     }
+}
+
+/// `s` cut to `max` terminal columns, ending with `…`, when it is wider.
+fn cut(s: &mut String, max: usize) {
+    if display_width(s) <= max {
+        return;
+    }
+    let mut t = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if w + cw > max - 1 {
+            break;
+        }
+        w += cw;
+        t.push(c);
+    }
+    t.push('…');
+    *s = t;
 }
 
 /// Two-column key/value listing; the values shown [`terminal_safe`] (one line each).
