@@ -839,3 +839,121 @@ fn lists_that_grow_part_way_are_scanned_within_budget() {
         mb(BUDGET)
     );
 }
+
+/// A reviewer's finding: a FIXED_LEN_BYTE_ARRAY column's width is the file's claim, up to
+/// 2^31 - 1 bytes, and the decoder reserves a batch's rows times it (8 TiB for a 1 GiB
+/// width: an abort, which nothing catches) and pads each null to a whole width. A file of
+/// one null value of a 1 GiB width is refused at its footer, naming the limit.
+#[test]
+fn a_fixed_length_column_wider_than_the_limit_is_refused_at_the_footer() {
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let schema = parse_message_type(
+        "message m { optional int64 id; optional fixed_len_byte_array(1073741824) s; }",
+    )
+    .unwrap();
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut file = Vec::new();
+    let mut w = SerializedFileWriter::new(&mut file, Arc::new(schema), props).unwrap();
+    let mut rg = w.next_row_group().unwrap();
+    let mut id = rg.next_column().unwrap().unwrap();
+    id.typed::<parquet::data_type::Int64Type>()
+        .write_batch(&[0], Some(&[1]), None)
+        .unwrap();
+    id.close().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<parquet::data_type::FixedLenByteArrayType>()
+        .write_batch(&[], Some(&[0]), None)
+        .unwrap();
+    col.close().unwrap();
+    rg.close().unwrap();
+    w.close().unwrap();
+    let size = file.len();
+    let fields = r#"{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"s","type":"binary","nullable":true,"metadata":{}}"#;
+    let table = one_file_table(file, fields);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let (err, peak, took) = measured(|| block_on(scan.execute(&mut |_| Ok(true))).unwrap_err());
+    println!(
+        "{size} B file of a 1 GiB-wide column: refused in {took:?}, peak {} MB: {err}",
+        mb(peak)
+    );
+    assert!(err.to_string().contains("MAX_FIXED_LEN_BYTES"), "{err}");
+    assert!(peak <= BUDGET, "peak {} MB", mb(peak));
+}
+
+/// A reviewer's finding: an embedded Arrow schema that reads a list as `ListView` of
+/// `Utf8View` reached the view decoder again (its values uncounted), and one that reads a
+/// list as `FixedSizeList` of 2^26 elements padded every null row to that length. Such
+/// hints are read as plain lists of plain strings: every row, within the budget.
+#[test]
+fn list_view_and_fixed_size_list_hints_are_read_as_plain_lists() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    // the file is written with plain types, then its embedded schema is replaced by one
+    // with the hostile types (as a crafted file would carry)
+    let item = Arc::new(Field::new("element", DataType::Utf8, true));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("l", DataType::List(item.clone()), true),
+    ]));
+    let rows = 1000usize;
+    let lists = ListArray::new(
+        item.clone(),
+        OffsetBuffer::from_lengths((0..rows).map(|r| usize::from(r % 2 == 0))),
+        Arc::new(StringArray::from_iter_values(
+            (0..rows / 2).map(|i| format!("v{i}")),
+        )),
+        Some(arrow_buffer::NullBuffer::from_iter(
+            (0..rows).map(|r| r % 2 == 0),
+        )),
+    );
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..rows as i64)),
+            Arc::new(lists),
+        ],
+    )
+    .unwrap();
+    for (name, hint) in [
+        (
+            "ListView<Utf8View>",
+            DataType::ListView(Arc::new(Field::new("element", DataType::Utf8View, true))),
+        ),
+        (
+            "FixedSizeList<Utf8, 2^26>",
+            DataType::FixedSizeList(item.clone(), 1 << 26),
+        ),
+    ] {
+        let hinted = Schema::new(vec![
+            Field::new("id", DataType::Int64, true),
+            Field::new("l", hint, true),
+        ]);
+        let encoded = parquet::arrow::encode_arrow_schema(&hinted);
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(vec![parquet::file::metadata::KeyValue::new(
+                "ARROW:schema".to_string(),
+                encoded,
+            )]))
+            .build();
+        let file = written(schema.clone(), props, false, std::iter::once(batch.clone()));
+        let fields = r#"{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"l","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}}"#;
+        let table = one_file_table(file, fields);
+        let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+        let scan = snap.scan(ScanOptions::default()).unwrap();
+        let ((seen, nulls), peak, took) = measured(|| {
+            let (mut seen, mut nulls) = (0, 0);
+            block_on(scan.execute(&mut |b| {
+                seen += b.num_rows();
+                nulls += b.column(1).null_count();
+                Ok(true)
+            }))
+            .unwrap();
+            (seen, nulls)
+        });
+        println!("{name} hint: {seen} rows in {took:?}, peak {} MB", mb(peak));
+        assert_eq!((seen, nulls), (rows, rows / 2), "{name}");
+        assert!(peak <= BUDGET, "{name}: peak {} MB", mb(peak));
+    }
+}

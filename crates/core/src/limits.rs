@@ -35,6 +35,12 @@ pub const MAX_PARTITION_VALUE_BYTES: u64 = 64 << 10;
 /// files have footers of a few MB.
 pub const MAX_FOOTER_BYTES: u64 = 256 << 20;
 
+/// Bytes of one FIXED_LEN_BYTE_ARRAY value a Parquet file may declare. Delta's fixed-length
+/// values are decimals (16 bytes at most), UUIDs (16) and intervals (12); a width is a
+/// file's claim, and the decoder reserves a batch's rows × width and pads each null to a
+/// whole width, so a footer declaring a 1 GiB width in a 200-byte file asked for 8 TiB.
+pub const MAX_FIXED_LEN_BYTES: u64 = 1 << 10;
+
 /// Bytes of column data one request of the Parquet decoder may ask for (one row group's
 /// projected column chunks when the file has no page locations, else a window's pages): a
 /// crafted footer must not size a read. Real checkpoints reach a few hundred MB in one row

@@ -230,6 +230,24 @@ fn check_ranges(ranges: &[Range<u64>], limit: RangeLimit, path: &str) -> Result<
     limits::check(limit.name, limit.what, wanted, limit.max, path)
 }
 
+/// No FIXED_LEN_BYTE_ARRAY column of the file is wider than [`limits::MAX_FIXED_LEN_BYTES`].
+fn check_fixed_lengths(md: &ParquetMetaData, path: &str) -> Result<()> {
+    let schema = md.file_metadata().schema_descr();
+    for column in schema.columns() {
+        if column.physical_type() == parquet::basic::Type::FIXED_LEN_BYTE_ARRAY {
+            let width = u64::try_from(column.type_length()).unwrap_or(u64::MAX);
+            limits::check(
+                "MAX_FIXED_LEN_BYTES",
+                "the width of a FIXED_LEN_BYTE_ARRAY column",
+                width,
+                limits::MAX_FIXED_LEN_BYTES,
+                path,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Every column chunk a footer describes lies inside the file (offsets and lengths are
 /// signed in Parquet's metadata: a crafted footer with a negative or overlong chunk would
 /// otherwise reach the decoder, which does not expect one).
@@ -251,6 +269,7 @@ fn check_layout(md: &ParquetMetaData, size: u64, path: &str) -> Result<()> {
             ),
         ));
     }
+    check_fixed_lengths(md, path)?;
     for (i, rg) in md.row_groups().iter().enumerate() {
         if rg.num_rows() < 0 {
             return Err(Error::parquet(
@@ -460,11 +479,11 @@ impl BatchSizer {
 }
 
 /// The Arrow reading of a file's footer `metadata`, built once per file: the Arrow types its
-/// embedded `ARROW:schema` asks for, except that string and binary views are read as plain
-/// strings and binaries. Parquet's view decoder copies some values (`DELTA_BYTE_ARRAY`'s,
-/// a repeated prefix: a megabyte a row from a few bytes) without counting them against
+/// embedded `ARROW:schema` asks for, except views and fixed-size lists ([`without_views`]).
+/// Parquet's view decoder copies some values (`DELTA_BYTE_ARRAY`'s, a repeated prefix: a
+/// megabyte a row from a few bytes) without counting them against
 /// [`limits::BATCH_VALUE_BYTES`]; the offset decoders count every byte they copy, and a scan
-/// casts to the table's types (plain strings) anyway.
+/// casts to the table's types (plain strings, lists) anyway.
 pub(crate) fn reader_metadata(
     path: &str,
     metadata: Arc<ParquetMetaData>,
@@ -487,14 +506,20 @@ pub(crate) fn reader_metadata(
     ArrowReaderMetadata::try_new(metadata, options).map_err(|e| Error::parquet(path, e))
 }
 
-/// `field` with its string and binary views (at any depth) as plain strings and binaries.
+/// `field` read as a Parquet file's own types read it (at any depth): string and binary
+/// views as plain strings and binaries, and list views and fixed-size lists as lists. The
+/// view decoder copies values without counting them, and a fixed-size list pads each null
+/// list to the length the hint claims (a file's claim, up to 2^31 elements a row).
 fn without_views(field: &FieldRef) -> FieldRef {
     let data_type = match field.data_type() {
         DataType::Utf8View => DataType::Utf8,
         DataType::BinaryView => DataType::Binary,
-        DataType::List(f) => DataType::List(without_views(f)),
-        DataType::LargeList(f) => DataType::LargeList(without_views(f)),
-        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(without_views(f), *n),
+        DataType::List(f) | DataType::ListView(f) | DataType::FixedSizeList(f, _) => {
+            DataType::List(without_views(f))
+        }
+        DataType::LargeList(f) | DataType::LargeListView(f) => {
+            DataType::LargeList(without_views(f))
+        }
         DataType::Map(f, sorted) => DataType::Map(without_views(f), *sorted),
         DataType::Struct(fields) => DataType::Struct(fields.iter().map(without_views).collect()),
         DataType::Dictionary(key, value) => {

@@ -172,34 +172,43 @@ where
 // charged to `crate::arrow::decode_budget` as they are read: run-length encoded levels
 // make a million elements of a few bytes, and a page's header may claim billions.
 
-/// Bytes one level of a repeated column costs a batch at least: its repetition and
-/// definition levels (2 bytes each) and a slot of 4 bytes or more for its value or offset.
-#[cfg(feature = "arrow")]
-const LEVEL_BYTES: usize = 8;
+/// Bytes one level of the repeated column `descr` costs a batch at least: its repetition
+/// and definition levels (2 bytes each) and twice its value's slot (a null is padded to a
+/// whole slot; the conversion to Arrow may copy it): 4 bytes or more, a
+/// FIXED_LEN_BYTE_ARRAY's width. Byte array values are also charged as they are copied.
+fn level_bytes(descr: &ColumnDescPtr) -> usize {
+    let slot = match descr.physical_type() {
+        Type::INT96 => 12,
+        Type::INT64 | Type::DOUBLE => 8,
+        Type::FIXED_LEN_BYTE_ARRAY => usize::try_from(descr.type_length()).unwrap_or(0),
+        _ => 4,
+    };
+    4usize.saturating_add(slot.max(4).saturating_mul(2))
+}
 
-/// Of `levels` levels of a repeated column, how many the decode budget has room for
-/// (at least one); an error when it has room for none.
+/// Of `levels` levels of a repeated column, each of `each` bytes, how many the decode
+/// budget has room for (at least one); an error when it has room for none.
 #[cfg(feature = "arrow")]
-fn levels_in_budget(levels: usize) -> Result<usize> {
-    match crate::arrow::decode_budget::room() / LEVEL_BYTES {
+fn levels_in_budget(levels: usize, each: usize) -> Result<usize> {
+    match crate::arrow::decode_budget::room() / each.max(1) {
         0 => Err(crate::arrow::decode_budget::refused()),
         room => Ok(levels.min(room)),
     }
 }
 
 #[cfg(not(feature = "arrow"))]
-fn levels_in_budget(levels: usize) -> Result<usize> {
+fn levels_in_budget(levels: usize, _each: usize) -> Result<usize> {
     Ok(levels)
 }
 
 /// Charges `levels` levels of a repeated column read (see [`levels_in_budget`]).
 #[cfg(feature = "arrow")]
-fn charge_levels(levels: usize) -> Result<()> {
-    crate::arrow::decode_budget::charge(levels.saturating_mul(LEVEL_BYTES))
+fn charge_levels(levels: usize, each: usize) -> Result<()> {
+    crate::arrow::decode_budget::charge(levels.saturating_mul(each))
 }
 
 #[cfg(not(feature = "arrow"))]
-fn charge_levels(_levels: usize) -> Result<()> {
+fn charge_levels(_levels: usize, _each: usize) -> Result<()> {
     Ok(())
 }
 
@@ -291,10 +300,11 @@ where
                         .ok_or_else(|| general_err!("must specify repetition levels"))?;
 
                     // deltalens patch 21: no more levels than the decode budget has room for
-                    let readable = levels_in_budget(remaining_levels)?;
+                    let each = level_bytes(&self.descr);
+                    let readable = levels_in_budget(remaining_levels, each)?;
                     let (mut records_read, levels_read) =
                         reader.read_rep_levels(out, remaining_records, readable)?;
-                    charge_levels(levels_read)?;
+                    charge_levels(levels_read, each)?;
 
                     if records_read == 0 && levels_read == 0 {
                         // The fact that we're still looping implies there must be some levels to read.

@@ -461,10 +461,12 @@ impl ByteArrayDecoderDeltaLength {
         len_decoder.set_data(data.clone(), 0)?;
         let values = len_decoder.values_left();
 
+        // deltalens patch 21: the page's data sizes this vector: charged before it is made
+        crate::arrow::decode_budget::charge_entries(values, std::mem::size_of::<i32>())?;
         let mut lengths = vec![0; values];
         len_decoder.get(&mut lengths)?;
 
-        let mut total_bytes = 0;
+        let mut total_bytes: usize = 0;
 
         for l in &lengths {
             if *l < 0 {
@@ -472,7 +474,9 @@ impl ByteArrayDecoderDeltaLength {
                     "negative delta length byte array length".to_string(),
                 ));
             }
-            total_bytes += *l as usize;
+            total_bytes = total_bytes.checked_add(*l as usize).ok_or_else(|| {
+                ParquetError::General("delta length byte array lengths overflow".to_string())
+            })?;
         }
 
         if total_bytes + len_decoder.get_offset() > data.len() {

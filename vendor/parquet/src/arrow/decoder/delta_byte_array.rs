@@ -38,6 +38,8 @@ impl DeltaByteArrayDecoder {
         prefix.set_data(data.clone(), 0)?;
 
         let num_prefix = prefix.values_left();
+        // deltalens patch 21: the page's data sizes these vectors: charged before they are made
+        crate::arrow::decode_budget::charge_entries(num_prefix, std::mem::size_of::<i32>())?;
         let mut prefix_lengths = vec![0; num_prefix];
         assert_eq!(prefix.get(&mut prefix_lengths)?, num_prefix);
 
@@ -45,6 +47,7 @@ impl DeltaByteArrayDecoder {
         suffix.set_data(data.slice(prefix.get_offset()..), 0)?;
 
         let num_suffix = suffix.values_left();
+        crate::arrow::decode_budget::charge_entries(num_suffix, std::mem::size_of::<i32>())?;
         let mut suffix_lengths = vec![0; num_suffix];
         assert_eq!(suffix.get(&mut suffix_lengths)?, num_suffix);
 
