@@ -29,6 +29,17 @@ def check(ok, what):
         print(f"FAIL {what}", flush=True)
 
 
+def failed_as(status, body, want_status, want_code, what):
+    """A failure answered as the front ends' one table says (crates/api/src/status.rs):
+    the status and `{"error": {"code"}}`, the same from `deltalens serve` and the worker."""
+    try:
+        code = json.loads(body)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        code = None
+    check((status, code) == (want_status, want_code),
+          f"{what}: {status} {code!r}, want {want_status} {want_code!r} ({body[:200]!r})")
+
+
 def call(base, route, params, method="GET", headers=None, token=None):
     h = dict(headers or {})
     if token:
@@ -57,14 +68,14 @@ def main():
         # first, before any read fills the worker's cache (cache hits cost no budget)
         log0 = "_delta_log/00000000000000000000.json"
         status, _, body = call(base, "/v1/object", {"table": table, "path": log0, "budget_bytes": "10"}, token=t)
-        check(status == 413 and b"budget" in body, f"a read over the byte budget: {status} {body[:200]!r}")
+        failed_as(status, body, 413, "bytes_budget_exceeded", "a read over the byte budget")
 
     # the listing: the log directory's files, in path order (501 where the store has none)
     status, _, body = call(base, "/v1/list", {"table": table, "prefix": "_delta_log/"}, token=t)
     local_log = sorted(f"_delta_log/{f}" for f in os.listdir(os.path.join(a.local, "_delta_log"))
                        if os.path.isfile(os.path.join(a.local, "_delta_log", f)))
     if a.no_list:
-        check(status in (405, 501), f"list without a listing: {status} {body[:200]!r}")
+        failed_as(status, body, 501, "listing_unsupported", "list without a listing")
     else:
         check(status == 200, f"list: {status} {body[:200]!r}")
         listed = json.loads(body)["objects"] if status == 200 else []
@@ -96,12 +107,14 @@ def main():
         check(status == 416, f"{p} past the end: {status}")
 
     for bad in ["../x", "/etc/passwd", "a//b", "_delta_log/../../x"]:
-        status, _, _ = call(base, "/v1/object", {"table": table, "path": bad}, token=t)
-        check(status == 400, f"path {bad!r}: {status}")
+        status, _, body = call(base, "/v1/object", {"table": table, "path": bad}, token=t)
+        failed_as(status, body, 400, "invalid_parameter", f"path {bad!r}")
     status, _, body = call(base, "/v1/object", {"table": "s3://not-relayed/t", "path": local_log[0]}, token=t)
-    check(status == 403, f"another table: {status} {body[:200]!r}")
-    status, _, _ = call(base, "/v1/object", {"table": table, "path": "_delta_log/none.json"}, token=t)
-    check(status == 404, f"a missing object: {status}")
+    failed_as(status, body, 403, "table_not_allowed", "another table")
+    status, _, body = call(base, "/v1/object", {"table": table, "path": "_delta_log/none.json"}, token=t)
+    failed_as(status, body, 404, "not_found", "a missing object")
+    status, _, body = call(base, "/v1/object", {"table": table}, token=t)
+    failed_as(status, body, 400, "invalid_parameter", "no path")
     if t:
         status, _, _ = call(base, "/v1/object", {"table": table, "path": local_log[0]})
         check(status == 401, f"no token: {status}")

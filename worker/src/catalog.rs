@@ -17,6 +17,7 @@ use worker::{Env, Fetch, Method, RequestInit};
 use crate::config::Config;
 use crate::errors::ErrorResponse;
 use crate::storage::{Opened, open_with};
+use deltalens_api::{Failure, catalog_failure};
 
 /// Tables whose credentials an isolate keeps.
 const KEPT: usize = 16;
@@ -34,8 +35,7 @@ pub async fn open(url: &str, env: &Env, config: &Config) -> Result<Opened, Error
     };
     if name.len() < 3 {
         return Err(ErrorResponse::new(
-            400,
-            "invalid_table_url",
+            Failure::InvalidTableUrl,
             format!("{url} is a catalog or schema, not a table: give uc://catalog.schema.table"),
         ));
     }
@@ -102,8 +102,7 @@ pub async fn browse(
         Ok(Store::UnityCatalog { name }) if name.len() < 3 => name,
         _ => {
             return Err(ErrorResponse::new(
-                400,
-                "invalid_parameter",
+                Failure::InvalidParameter,
                 format!("{name} is not uc://catalog or uc://catalog.schema"),
             ));
         }
@@ -210,17 +209,5 @@ fn with_vended(base: &BrowserOptions, v: &Vended) -> Result<BrowserOptions, Cata
 }
 
 fn catalog_error(e: CatalogError) -> ErrorResponse {
-    let (status, code) = match &e {
-        CatalogError::NotFound { .. } => (404, "catalog_not_found"),
-        CatalogError::PermissionDenied { .. } => (403, "catalog_permission_denied"),
-        CatalogError::Unauthenticated { .. } => (502, "catalog_unauthenticated"),
-        CatalogError::NotDelta { .. } | CatalogError::View { .. } | CatalogError::BadName(_) => {
-            (400, "not_a_delta_table")
-        }
-        CatalogError::NotConfigured(_) | CatalogError::BadEndpoint { .. } => {
-            (500, "catalog_not_configured")
-        }
-        _ => (502, "catalog_failed"),
-    };
-    ErrorResponse::new(status, code, e.to_string())
+    ErrorResponse::new(catalog_failure(&e), e.to_string())
 }

@@ -3,8 +3,7 @@
 //! token, 403 table not allowed, 404 no table/version, 405, 408/413 budgets, 409 CDF off,
 //! 501 unsupported table feature, 502 storage failed).
 
-use deltalens_api::{ApiError, Spent};
-use serde_json::json;
+use deltalens_api::{ApiError, Failure, Spent, error_document};
 
 /// One failed request.
 pub struct ErrorResponse {
@@ -17,10 +16,12 @@ pub struct ErrorResponse {
 }
 
 impl ErrorResponse {
-    pub fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
+    /// A failure of `kind` (its status and code: the front ends' one table,
+    /// [`deltalens_api::status`]).
+    pub fn new(kind: Failure, message: impl Into<String>) -> Self {
         ErrorResponse {
-            status,
-            code: code.to_string(),
+            status: kind.status(),
+            code: kind.code().to_string(),
             message: message.into(),
             spent: None,
         }
@@ -33,7 +34,7 @@ impl ErrorResponse {
     }
 
     pub fn body(&self) -> String {
-        json!({"error": {"code": self.code, "message": self.message}}).to_string()
+        error_document(&self.code, &self.message)
     }
 }
 
@@ -56,10 +57,6 @@ impl From<deltalens_core::Error> for ErrorResponse {
 
 impl From<worker::Error> for ErrorResponse {
     fn from(e: worker::Error) -> Self {
-        ErrorResponse::new(
-            500,
-            "worker_error",
-            format!("the worker runtime failed: {e}"),
-        )
+        ErrorResponse::new(Failure::Internal, format!("the worker runtime failed: {e}"))
     }
 }

@@ -11,7 +11,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use deltalens_api::{ApiError, Partial, Spent, SplitBudgets, TreeBudgets};
+use deltalens_api::{ApiError, Failure, Partial, Spent, SplitBudgets, TreeBudgets};
 use deltalens_core::Split;
 use deltalens_storage::{BudgetStorage, DynStorage};
 use worker::wasm_bindgen::JsValue;
@@ -206,8 +206,8 @@ impl<'a> Tree<'a> {
 
 fn unreachable(m: String) -> ApiError {
     ApiError::Remote {
-        status: 502,
-        code: "split_unreachable".into(),
+        status: Failure::SplitUnreachable.status(),
+        code: Failure::SplitUnreachable.code().into(),
         message: m,
     }
 }

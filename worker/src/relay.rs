@@ -12,6 +12,7 @@ use worker::{Env, Headers, Response};
 use crate::config::Config;
 use crate::errors::ErrorResponse;
 use crate::storage::Opened;
+use deltalens_api::Failure;
 
 /// The relay's answer to `route` with `query`, or `None` when the route is not the relay's.
 pub async fn answer(
@@ -25,7 +26,7 @@ pub async fn answer(
     if route == relay::CATALOG_ROUTE {
         let name = match relay::parse_catalog_request(query) {
             Ok(n) => n,
-            Err(e) => return Some(Err(ErrorResponse::new(400, "invalid_parameter", e.0))),
+            Err(e) => return Some(Err(ErrorResponse::new(Failure::InvalidParameter, e.0))),
         };
         return Some(match crate::catalog::browse(&name, env, config).await {
             Ok(entries) => json(&relay::CatalogEntry::list_json(&entries)),
@@ -39,7 +40,7 @@ pub async fn answer(
     let parsed = match relay::parse_request(route, query) {
         Ok(Some(r)) => r,
         Ok(None) => return None,
-        Err(e) => return Some(Err(ErrorResponse::new(400, "invalid_parameter", e.0))),
+        Err(e) => return Some(Err(ErrorResponse::new(Failure::InvalidParameter, e.0))),
     };
     Some(relay_request(parsed, head, range, env, config).await)
 }

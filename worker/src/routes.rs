@@ -15,6 +15,7 @@ use worker::{Env, Headers, Method, Request, Response};
 
 use crate::config::Config;
 use crate::errors::ErrorResponse;
+use deltalens_api::Failure;
 
 /// The largest `POST /v1/query` body accepted.
 const MAX_BODY: usize = 64 << 10;
@@ -26,14 +27,14 @@ pub async fn handle(req: Request, env: Env) -> worker::Result<Response> {
     // parsed once per isolate (which also applies its page-size limit), then shared
     let config = match Config::for_isolate(&env) {
         Ok(c) => c,
-        Err(m) => return respond_error(&ErrorResponse::new(500, "bad_configuration", m), None),
+        Err(m) => return respond_error(&ErrorResponse::new(Failure::BadConfiguration, m), None),
     };
     let origin = req.headers().get("origin").ok().flatten();
     let cors = config.cors_origin(origin.as_deref());
     // neither a token nor an explicit public flag: nothing is served
     if let Some(m) = config.not_configured() {
         return respond_error(
-            &ErrorResponse::new(503, "not_configured", m),
+            &ErrorResponse::new(Failure::NotConfigured, m),
             cors.as_deref(),
         );
     }
@@ -75,7 +76,7 @@ fn with_cors(r: Response, origin: Option<&str>) -> worker::Result<Response> {
 fn respond_error(e: &ErrorResponse, origin: Option<&str>) -> worker::Result<Response> {
     let h = Headers::new();
     h.set("content-type", "application/json")?;
-    if e.status == 401 {
+    if e.status == Failure::Unauthorized.status() {
         h.set("www-authenticate", "Bearer")?;
     }
     if let Some(spent) = e.spent {
@@ -107,8 +108,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
             .is_some_and(|g| token_matches(g.trim(), want));
         if !ok {
             return Err(ErrorResponse::new(
-                401,
-                "unauthorized",
+                Failure::Unauthorized,
                 "this worker needs `Authorization: Bearer <token>` with its DELTALENS_AUTH_TOKEN",
             ));
         }
@@ -121,7 +121,7 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
     // this request's budgets, on its own copy: the isolate's configuration stays as is
     let config = &config
         .for_request(&mut params)
-        .map_err(|m| ErrorResponse::new(400, "invalid_parameter", m))?;
+        .map_err(|m| ErrorResponse::new(Failure::InvalidParameter, m))?;
     let path = url.path().to_string();
     if matches!(req.method(), Method::Get | Method::Head) {
         let range = req.headers().get("range").ok().flatten();
@@ -193,7 +193,7 @@ async fn parse_api(
         (Method::Post, "/v1/query") => {
             let body = read_body(req, MAX_BODY).await?;
             let text = String::from_utf8(body).map_err(|_| {
-                ErrorResponse::new(400, "invalid_parameter", "the query body is not UTF-8")
+                ErrorResponse::new(Failure::InvalidParameter, "the query body is not UTF-8")
             })?;
             let api = parse_query(&text, params)?;
             fan = sql_of(&text).map(|sql| json!({ "sql": sql }));
@@ -203,8 +203,7 @@ async fn parse_api(
             // only this Worker's own fan-out: the split is trusted as sent
             let Some(want) = config.fanout.and(config.fanout_secret.as_deref()) else {
                 return Err(ErrorResponse::new(
-                    404,
-                    "not_found",
+                    Failure::NoRoute,
                     "/v1/partial answers only this Worker's own fan-out, which is off (DELTALENS_FANOUT_BYTES)",
                 ));
             };
@@ -215,8 +214,7 @@ async fn parse_api(
                 .flatten();
             if !given.is_some_and(|g| token_matches(&g, want)) {
                 return Err(ErrorResponse::new(
-                    403,
-                    "forbidden",
+                    Failure::Forbidden,
                     "/v1/partial answers only this Worker's own fan-out",
                 ));
             }
@@ -224,8 +222,7 @@ async fn parse_api(
         }
         (_, "/v1/query") => {
             return Err(ErrorResponse::new(
-                405,
-                "method_not_allowed",
+                Failure::MethodNotAllowed,
                 "send the SQL with POST /v1/query",
             ));
         }
@@ -237,15 +234,13 @@ async fn parse_api(
         }
         (_, p) if p.starts_with("/v1/") => {
             return Err(ErrorResponse::new(
-                405,
-                "method_not_allowed",
+                Failure::MethodNotAllowed,
                 format!("{p} answers GET"),
             ));
         }
         (_, p) => {
             return Err(ErrorResponse::new(
-                404,
-                "not_found",
+                Failure::NoRoute,
                 format!(
                     "{p} is not a route: GET /v1/info, /v1/health, /v1/schema, /v1/history, /v1/files, /v1/diff, /v1/scan, /v1/changes, POST /v1/query"
                 ),
@@ -344,8 +339,7 @@ fn sql_of(body: &str) -> Option<String> {
 async fn read_body(req: &Request, max_body: usize) -> Result<Vec<u8>, ErrorResponse> {
     let too_large = |size: String| {
         ErrorResponse::new(
-            413,
-            "query_too_large",
+            Failure::QueryTooLarge,
             format!(
                 "the query body is {size} bytes; the limit is {max_body} bytes: send a shorter query"
             ),
@@ -354,8 +348,7 @@ async fn read_body(req: &Request, max_body: usize) -> Result<Vec<u8>, ErrorRespo
     if let Some(announced) = req.headers().get("content-length").ok().flatten() {
         let n: u64 = announced.trim().parse().map_err(|_| {
             ErrorResponse::new(
-                400,
-                "invalid_parameter",
+                Failure::InvalidParameter,
                 format!("Content-Length {announced:?} is not a number"),
             )
         })?;
@@ -368,8 +361,7 @@ async fn read_body(req: &Request, max_body: usize) -> Result<Vec<u8>, ErrorRespo
     };
     let failed = |e: JsValue| {
         ErrorResponse::new(
-            400,
-            "invalid_parameter",
+            Failure::InvalidParameter,
             format!(
                 "the query body could not be read: {}",
                 e.as_string().unwrap_or_else(|| format!("{e:?}"))

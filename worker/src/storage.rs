@@ -26,6 +26,7 @@ use worker::Env;
 use crate::config::Config;
 use crate::errors::ErrorResponse;
 use crate::r2::R2Storage;
+use deltalens_api::Failure;
 
 /// Table roots with a cache in this isolate (least recently used first).
 const ROOTS: usize = 8;
@@ -94,7 +95,7 @@ pub fn open_with(
     options: &deltalens_fetch_storage::BrowserOptions,
 ) -> Result<Opened, ErrorResponse> {
     let parsed = TableUrl::parse(url)
-        .map_err(|e| ErrorResponse::new(400, "invalid_table_url", e.to_string()))?;
+        .map_err(|e| ErrorResponse::new(Failure::InvalidTableUrl, e.to_string()))?;
     // the backend charges its own extra requests (listing pages after the first, a HEAD
     // before an Azure tail) on the request's meter before making them
     let meter = Arc::new(BudgetMeter::new(config.budgets, now));
@@ -103,8 +104,7 @@ pub fn open_with(
             let (binding, path) = (binding.as_str(), parsed.key.as_str());
             let bucket = env.bucket(binding).map_err(|_| {
                 ErrorResponse::new(
-                    400,
-                    "invalid_table_url",
+                    Failure::InvalidTableUrl,
                     format!(
                         "{url}: this worker has no R2 binding named {binding}; add [[r2_buckets]] binding = \"{binding}\" to wrangler.toml"
                     ),
@@ -114,7 +114,7 @@ pub fn open_with(
         }
         _ => Arc::new(
             FetchStorage::open(url, options)
-                .map_err(|e| ErrorResponse::new(400, "invalid_table_url", e.0))?
+                .map_err(|e| ErrorResponse::new(Failure::InvalidTableUrl, e.0))?
                 .on_server()
                 .with_meter(meter.backend_meter()),
         ),

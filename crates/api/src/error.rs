@@ -1,5 +1,7 @@
 use deltalens_storage::{BudgetKind, StorageError};
 
+use crate::status::{Failure, storage_failure};
+
 /// Everything that can go wrong answering a query. Each variant says what happened and
 /// what to try; [`ApiError::status`] is the HTTP status the worker answers with.
 #[derive(Debug, thiserror::Error)]
@@ -183,47 +185,62 @@ impl ApiError {
 
     /// A stable machine-readable code (`{"error": {"code": …}}`).
     pub fn code(&self) -> String {
-        if let Some(b) = self.budget() {
-            return format!("{b}_budget_exceeded");
-        }
         match self {
-            ApiError::Syntax { .. } => "syntax_error",
-            ApiError::Unsupported { .. } => "unsupported",
-            ApiError::InvalidParameter { .. } => "invalid_parameter",
-            ApiError::Column { .. } => "invalid_column",
-            ApiError::Forbidden { .. } => "table_not_allowed",
-            ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => "rows_budget_exceeded",
-            ApiError::Compute { .. } => "compute_failed",
-            ApiError::Encode { .. } => "encode_failed",
-            ApiError::SplitFailed { source, .. } => match source.code() {
-                c if c.ends_with("_budget_exceeded") => return c,
-                _ => "split_failed",
-            },
-            ApiError::Remote { code, .. } => return code.clone(),
-            ApiError::Core(c) => core_code(c),
+            ApiError::Remote { code, .. } => code.clone(),
+            _ => self
+                .failure()
+                .map_or_else(|| self.own_code().to_string(), |f| f.code().to_string()),
         }
-        .to_string()
     }
 
     /// The HTTP status for this error: 4xx when the request (or a budget) is at fault,
     /// 502 when the table's storage failed, 500 for a table we cannot make sense of.
     pub fn status(&self) -> u16 {
-        if let Some(b) = self.budget() {
-            return match b {
-                BudgetKind::WallTime => 408,
-                _ => 413,
-            };
+        match self {
+            ApiError::Remote { status, .. } => *status,
+            _ => self
+                .failure()
+                .map_or_else(|| self.own_status(), Failure::status),
         }
+    }
+
+    /// This error's row of the front ends' table ([`crate::status`]), where it has one:
+    /// budgets, refusals and storage failures, which every HTTP front end also meets.
+    pub fn failure(&self) -> Option<Failure> {
+        if let Some(b) = self.budget() {
+            return Some(Failure::BudgetExceeded(b));
+        }
+        match self {
+            ApiError::InvalidParameter { .. } => Some(Failure::InvalidParameter),
+            ApiError::Forbidden { .. } => Some(Failure::TableNotAllowed),
+            ApiError::Core(deltalens_core::Error::Storage(s)) => Some(storage_failure(s)),
+            _ => None,
+        }
+    }
+
+    /// The code of an error only a query meets (no row of the table).
+    fn own_code(&self) -> &'static str {
+        match self {
+            ApiError::Syntax { .. } => "syntax_error",
+            ApiError::Unsupported { .. } => "unsupported",
+            ApiError::Column { .. } => "invalid_column",
+            ApiError::Compute { .. } => "compute_failed",
+            ApiError::Encode { .. } => "encode_failed",
+            ApiError::SplitFailed { source, .. } => match source.failure() {
+                Some(f @ Failure::BudgetExceeded(_)) => f.code(),
+                _ => "split_failed",
+            },
+            ApiError::Core(c) => core_code(c),
+            _ => "internal_error",
+        }
+    }
+
+    /// The status of an error only a query meets (no row of the table).
+    fn own_status(&self) -> u16 {
         use deltalens_core::Error as C;
         match self {
-            ApiError::Syntax { .. }
-            | ApiError::Unsupported { .. }
-            | ApiError::InvalidParameter { .. }
-            | ApiError::Column { .. } => 400,
-            ApiError::Forbidden { .. } => 403,
-            ApiError::RowsBudget { .. } | ApiError::FilesBudget { .. } => 413,
+            ApiError::Syntax { .. } | ApiError::Unsupported { .. } | ApiError::Column { .. } => 400,
             ApiError::Compute { .. } => 422,
-            ApiError::Encode { .. } => 500,
             // a split's storage or worker failed: the gateway's fault, not the request's;
             // a split refused for the request's own sake (a budget, a bad query) keeps
             // its 4xx
@@ -231,13 +248,7 @@ impl ApiError {
                 s @ 400..=499 => s,
                 _ => 502,
             },
-            ApiError::Remote { status, .. } => *status,
             ApiError::Core(c) => match c {
-                C::Storage(s) => match s {
-                    StorageError::NotFound { .. } => 404,
-                    StorageError::InvalidLocation { .. } => 400,
-                    _ => 502,
-                },
                 C::NotATable { .. } => 404,
                 C::VersionOutOfRange { .. }
                 | C::TimestampOutOfRange { .. }
@@ -253,18 +264,14 @@ impl ApiError {
                 | C::CodecNotBuilt { .. } => 501,
                 _ => 500,
             },
+            _ => 500,
         }
     }
 }
 
-/// The stable code of a storage error.
+/// The stable code of a storage error (its row of [`crate::status`]).
 pub fn storage_code(s: &StorageError) -> &'static str {
-    match s {
-        StorageError::NotFound { .. } => "not_found",
-        StorageError::PermissionDenied { .. } => "storage_permission_denied",
-        StorageError::InvalidLocation { .. } => "invalid_table_url",
-        _ => "storage_failed",
-    }
+    storage_failure(s).code()
 }
 
 /// The stable code of a core error (the worker's `error.code`, the CLI's `--json` errors).

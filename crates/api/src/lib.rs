@@ -29,6 +29,7 @@ pub mod plan_ipc;
 pub mod request;
 mod response;
 pub mod sql;
+pub mod status;
 
 pub use deltalens_present::Format;
 pub use error::{ApiError, Result, core_code, storage_code};
@@ -44,3 +45,4 @@ pub use partial::Partial;
 pub use request::{ApiRequest, SERVED_FORMATS, parse_format, parse_partial, scan_for_splits};
 pub use response::{ApiResponse, PARTIAL_CONTENT_TYPE, respond};
 pub use sql::{AggFunc, Item, OrderKey, OrderTarget, Query, Source, parse_sql};
+pub use status::{Failure, catalog_failure, error_document, status_line, storage_failure};

@@ -10,6 +10,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use deltalens_api::{Failure, catalog_failure, error_document, storage_failure};
 use deltalens_catalog::EntryKind;
 use deltalens_object_store::{Catalog, catalog_error, catalog_name};
 use tokio::sync::Mutex;
@@ -160,15 +161,18 @@ impl Relay {
     }
 
     /// `/v1/catalog?name=uc://catalog[.schema]`: what a served catalog holds.
-    async fn browse(&self, query: &str) -> (&'static str, String) {
+    async fn browse(&self, query: &str) -> Result<String, Refusal> {
         let name = match relay::parse_catalog_request(query) {
             Ok(n) => n,
-            Err(e) => return ("400 Bad Request", e.0),
+            Err(e) => return Err(Refusal::new(Failure::InvalidParameter, e.0)),
         };
         let parsed = TableUrl::parse(&name).ok().filter(|p| self.in_catalogs(p));
         let parts = catalog_name(&name).filter(|p| p.len() < 3);
         let (Some(_), Some(parts)) = (parsed, parts) else {
-            return ("403 Forbidden", self.not_relayed(&name));
+            return Err(Refusal::new(
+                Failure::TableNotAllowed,
+                self.not_relayed(&name),
+            ));
         };
         let listed = match Catalog::from_env(&self.options) {
             Ok(c) => c.list(&parts).await,
@@ -191,9 +195,9 @@ impl Relay {
                         comment: e.comment,
                     })
                     .collect();
-                ("200 OK", relay::CatalogEntry::list_json(&entries))
+                Ok(relay::CatalogEntry::list_json(&entries))
             }
-            Err(e) => failure(&catalog_error(&name, e)),
+            Err(e) => Err(Refusal::new(catalog_failure(&e), e.to_string())),
         }
     }
 
@@ -208,11 +212,9 @@ impl Relay {
         let route = req.path();
         let query = req.target.split_once('?').map_or("", |(_, q)| q);
         if route == relay::CATALOG_ROUTE {
-            let (status, body) = self.browse(query).await;
-            if status.starts_with("200") {
-                json(stream, req, cors, close, status, body).await?;
-            } else {
-                text(stream, req, cors, close, status, &body).await?;
+            match self.browse(query).await {
+                Ok(body) => json(stream, req, cors, close, "200 OK", body).await?,
+                Err(r) => refuse(stream, req, cors, close, r).await?,
             }
             return Ok(true);
         }
@@ -226,37 +228,36 @@ impl Relay {
             Ok(Some(r)) => r,
             Ok(None) => return Ok(false),
             Err(e) => {
-                text(stream, req, cors, close, "400 Bad Request", &e.0).await?;
+                let r = Refusal::new(Failure::InvalidParameter, e.0);
+                refuse(stream, req, cors, close, r).await?;
                 return Ok(true);
             }
         };
         let table = match self.find(parsed.table()).await {
             Ok(Some(t)) => t,
             Ok(None) => {
-                let why = self.not_relayed(parsed.table());
-                text(stream, req, cors, close, "403 Forbidden", &why).await?;
+                let r = Refusal::new(Failure::TableNotAllowed, self.not_relayed(parsed.table()));
+                refuse(stream, req, cors, close, r).await?;
                 return Ok(true);
             }
             Err(e) => {
-                let (status, why) = failure(&e);
-                text(stream, req, cors, close, status, &why).await?;
+                refuse(stream, req, cors, close, Refusal::storage(&e)).await?;
                 return Ok(true);
             }
         };
         let storage = match table.source.storage().await {
             Ok(s) => s,
             Err(e) => {
-                let (status, why) = failure(&e);
-                text(stream, req, cors, close, status, &why).await?;
+                refuse(stream, req, cors, close, Refusal::storage(&e)).await?;
                 return Ok(true);
             }
         };
         match parsed {
             RelayRequest::Object { path, .. } => {
                 if let Some(root) = table.source.local_root()
-                    && let Some((status, why)) = local_refusal(root, &path).await
+                    && let Some(r) = local_refusal(root, &path).await
                 {
-                    text(stream, req, cors, close, status, &why).await?;
+                    refuse(stream, req, cors, close, r).await?;
                     return Ok(true);
                 }
                 let read = if req.method == "HEAD" {
@@ -286,10 +287,7 @@ impl Relay {
                         let body = page.to_json();
                         json(stream, req, cors, close, "200 OK", body).await?;
                     }
-                    Err(e) => {
-                        let (status, why) = failure(&e);
-                        text(stream, req, cors, close, status, &why).await?;
-                    }
+                    Err(e) => refuse(stream, req, cors, close, Refusal::storage(&e)).await?,
                 }
             }
         }
@@ -313,27 +311,24 @@ impl Relay {
 
 /// Why the relay does not read `path` of the local table at `root` (the one rule for
 /// local files, [`files::local_file`]), checked off the async threads; `None` to read it.
-async fn local_refusal(root: &Path, path: &str) -> Option<(&'static str, String)> {
+async fn local_refusal(root: &Path, path: &str) -> Option<Refusal> {
     let (dir, rel) = (root.to_path_buf(), path.to_string());
     let checked = tokio::task::spawn_blocking(move || files::local_file(&dir, &rel)).await;
     let why = match checked {
         Ok(Ok(_)) => return None,
-        Ok(Err(Refused::Missing)) => ("404 Not Found", "there is no such file in the table"),
+        Ok(Err(Refused::Missing)) => (Failure::NotFound, "there is no such file in the table"),
         Ok(Err(Refused::Outside)) => (
-            "403 Forbidden",
+            Failure::Forbidden,
             "it leads out of the table (a link to something outside it); the relay reads \
              only files inside the table's directory",
         ),
         Ok(Err(Refused::NotAFile)) => (
-            "403 Forbidden",
+            Failure::Forbidden,
             "it is not a regular file (a FIFO, socket or device); the relay reads only files",
         ),
-        Err(_) => (
-            "500 Internal Server Error",
-            "the check of the file failed; try again",
-        ),
+        Err(_) => (Failure::Internal, "the check of the file failed; try again"),
     };
-    Some((
+    Some(Refusal::new(
         why.0,
         format!("the relay does not read {path:?}: {}", why.1),
     ))
@@ -353,16 +348,40 @@ async fn local_only(root: &Path, objects: Vec<ObjectMeta>) -> Vec<ObjectMeta> {
 }
 
 /// The status and text of a store's error, for the tab to show.
-fn failure(e: &StorageError) -> (&'static str, String) {
-    let status = match e {
-        StorageError::NotFound { .. } => "404 Not Found",
-        StorageError::PermissionDenied { .. } => "403 Forbidden",
-        StorageError::ListingUnsupported { .. } => "501 Not Implemented",
-        StorageError::InvalidLocation { .. } => "400 Bad Request",
-        StorageError::TimedOut { .. } => "504 Gateway Timeout",
-        _ => "502 Bad Gateway",
-    };
-    (status, format!("the relay could not read the table: {e}"))
+/// A relay request refused or failed: its row of the front ends' one table
+/// ([`deltalens_api::status`], as the worker answers) and what to say.
+struct Refusal {
+    kind: Failure,
+    why: String,
+}
+
+impl Refusal {
+    fn new(kind: Failure, why: impl Into<String>) -> Refusal {
+        Refusal {
+            kind,
+            why: why.into(),
+        }
+    }
+
+    /// The store's failure.
+    fn storage(e: &StorageError) -> Refusal {
+        Refusal::new(
+            storage_failure(e),
+            format!("the relay could not read the table: {e}"),
+        )
+    }
+}
+
+/// Answers `r` as the worker does: its status and `{"error": {"code", "message"}}`.
+async fn refuse(
+    stream: &mut TcpStream,
+    req: &Request,
+    cors: Vec<(&'static str, String)>,
+    close: bool,
+    r: Refusal,
+) -> io::Result<()> {
+    let body = error_document(r.kind.code(), &r.why);
+    json(stream, req, cors, close, r.kind.status_line(), body).await
 }
 
 /// Headers every relay answer carries: the bytes are data, never rendered, never cached
@@ -383,20 +402,6 @@ fn cached(
         .sandboxed()
         .headers(cors)
         .closing(close)
-}
-
-async fn text(
-    stream: &mut TcpStream,
-    req: &Request,
-    cors: Vec<(&'static str, String)>,
-    close: bool,
-    status: &'static str,
-    why: &str,
-) -> io::Result<()> {
-    base(status, cors, close)
-        .header("Content-Type", "text/plain; charset=utf-8")
-        .send(stream, format!("{why}\n").as_bytes(), req.method == "HEAD")
-        .await
 }
 
 async fn json(
@@ -438,8 +443,7 @@ async fn object(
                 .await;
         }
         Err(ReadError::Storage(e)) => {
-            let (status, why) = failure(&e);
-            return text(stream, req, cors, close, status, &why).await;
+            return refuse(stream, req, cors, close, Refusal::storage(&e)).await;
         }
     };
     let partial = req.method == "GET" && (read.range.start, read.range.end) != (0, read.size);
