@@ -241,12 +241,14 @@ impl<'a> Params<'a> {
 
 const AT: [&str; 3] = ["table", "version", "timestamp"];
 
+/// The parameters naming a table and its version ([`AT`]), and `extra`.
+fn with<'s>(extra: &[&'s str]) -> Vec<&'s str> {
+    AT.iter().chain(extra).copied().collect()
+}
+
 /// A `GET` of `path` (`/v1/…`) with its decoded query parameters.
 pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> {
     let p = Params { list: params };
-    fn with<'s>(extra: &[&'s str]) -> Vec<&'s str> {
-        AT.iter().chain(extra).copied().collect()
-    }
     Ok(match path.trim_end_matches('/') {
         route @ ("/v1/info" | "/v1/schema") => {
             p.only(&AT)?;
@@ -277,23 +279,7 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 offset: p.usize("offset")?,
             }
         }
-        "/v1/diff" => {
-            p.only(&["table", "from", "to", "columns", "limit"])?;
-            let version = |name: &str| -> Result<u64> {
-                let v = p.get(name).ok_or_else(|| {
-                    ApiError::param(name, "missing: the version to compare (a number)")
-                })?;
-                v.parse()
-                    .map_err(|_| ApiError::param(name, format!("{v:?} is not a version")))
-            };
-            ApiRequest::Diff {
-                table: p.table()?,
-                from: version("from")?,
-                to: version("to")?,
-                columns: p.columns()?,
-                limit: p.usize("limit")?,
-            }
-        }
+        "/v1/diff" => diff(&p)?,
         "/v1/history" => {
             p.only(&["table", "limit"])?;
             ApiRequest::History {
@@ -301,73 +287,8 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 limit: p.usize("limit")?,
             }
         }
-        "/v1/scan" => {
-            p.only(&with(&["columns", "filter", "limit", "format"]))?;
-            let items = match p.columns()? {
-                None => vec![Item::Star],
-                Some(cols) => cols
-                    .into_iter()
-                    .map(|name| Item::Column { name, alias: None })
-                    .collect(),
-            };
-            ApiRequest::Rows {
-                query: Box::new(Query {
-                    source: Source::Table {
-                        url: p.table()?,
-                        at: p.at()?,
-                    },
-                    items,
-                    filter: p.filter()?,
-                    group_by: Vec::new(),
-                    order_by: Vec::new(),
-                    limit: p.usize("limit")?,
-                }),
-                format: p.format()?,
-            }
-        }
-        "/v1/changes" => {
-            p.only(&[
-                "table", "from", "to", "columns", "filter", "limit", "format",
-            ])?;
-            let from = p.bound("from")?.ok_or_else(|| {
-                ApiError::param(
-                    "from",
-                    "missing: the first version (or timestamp) of the range",
-                )
-            })?;
-            // as the CLI: the chosen columns, then the change columns
-            let items = match p.columns()? {
-                None => vec![Item::Star],
-                Some(mut cols) => {
-                    for c in deltalens_core::changes::change_fields()
-                        .iter()
-                        .map(|f| f.name().clone())
-                    {
-                        if !cols.contains(&c) {
-                            cols.push(c);
-                        }
-                    }
-                    cols.into_iter()
-                        .map(|name| Item::Column { name, alias: None })
-                        .collect()
-                }
-            };
-            ApiRequest::Rows {
-                query: Box::new(Query {
-                    source: Source::Changes {
-                        url: p.table()?,
-                        from,
-                        to: p.bound("to")?,
-                    },
-                    items,
-                    filter: p.filter()?,
-                    group_by: Vec::new(),
-                    order_by: Vec::new(),
-                    limit: p.usize("limit")?,
-                }),
-                format: p.format()?,
-            }
-        }
+        "/v1/scan" => scan(&p)?,
+        "/v1/changes" => changes(&p)?,
         other => {
             return Err(ApiError::param(
                 "path",
@@ -376,6 +297,96 @@ pub fn parse_get(path: &str, params: &[(String, String)]) -> Result<ApiRequest> 
                 ),
             ));
         }
+    })
+}
+
+/// `GET /v1/diff`: the files added and removed between two versions.
+fn diff(p: &Params<'_>) -> Result<ApiRequest> {
+    p.only(&["table", "from", "to", "columns", "limit"])?;
+    let version = |name: &str| -> Result<u64> {
+        let v = p
+            .get(name)
+            .ok_or_else(|| ApiError::param(name, "missing: the version to compare (a number)"))?;
+        v.parse()
+            .map_err(|_| ApiError::param(name, format!("{v:?} is not a version")))
+    };
+    Ok(ApiRequest::Diff {
+        table: p.table()?,
+        from: version("from")?,
+        to: version("to")?,
+        columns: p.columns()?,
+        limit: p.usize("limit")?,
+    })
+}
+
+/// `GET /v1/scan`: rows of one version.
+fn scan(p: &Params<'_>) -> Result<ApiRequest> {
+    p.only(&with(&["columns", "filter", "limit", "format"]))?;
+    let items = match p.columns()? {
+        None => vec![Item::Star],
+        Some(cols) => cols
+            .into_iter()
+            .map(|name| Item::Column { name, alias: None })
+            .collect(),
+    };
+    Ok(ApiRequest::Rows {
+        query: Box::new(Query {
+            source: Source::Table {
+                url: p.table()?,
+                at: p.at()?,
+            },
+            items,
+            filter: p.filter()?,
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: p.usize("limit")?,
+        }),
+        format: p.format()?,
+    })
+}
+
+/// `GET /v1/changes`: the change data feed of a range of versions, as the CLI's `changes`.
+fn changes(p: &Params<'_>) -> Result<ApiRequest> {
+    p.only(&[
+        "table", "from", "to", "columns", "filter", "limit", "format",
+    ])?;
+    let from = p.bound("from")?.ok_or_else(|| {
+        ApiError::param(
+            "from",
+            "missing: the first version (or timestamp) of the range",
+        )
+    })?;
+    // as the CLI: the chosen columns, then the change columns
+    let items = match p.columns()? {
+        None => vec![Item::Star],
+        Some(mut cols) => {
+            for c in deltalens_core::changes::change_fields()
+                .iter()
+                .map(|f| f.name().clone())
+            {
+                if !cols.contains(&c) {
+                    cols.push(c);
+                }
+            }
+            cols.into_iter()
+                .map(|name| Item::Column { name, alias: None })
+                .collect()
+        }
+    };
+    Ok(ApiRequest::Rows {
+        query: Box::new(Query {
+            source: Source::Changes {
+                url: p.table()?,
+                from,
+                to: p.bound("to")?,
+            },
+            items,
+            filter: p.filter()?,
+            group_by: Vec::new(),
+            order_by: Vec::new(),
+            limit: p.usize("limit")?,
+        }),
+        format: p.format()?,
     })
 }
 

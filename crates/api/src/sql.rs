@@ -16,12 +16,13 @@ use deltalens_core::predicate::Predicate;
 use deltalens_core::time_travel::parse_timestamp;
 use sqlparser::ast::{
     Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, LimitClause, ObjectName,
-    OrderByKind, OrderBySort, SelectItem, SetExpr, Statement, TableFactor, TableVersion, Value,
+    OrderByKind, OrderBySort, Query as SqlQuery, Select, SelectItem, SetExpr, Statement,
+    TableFactor, TableFunctionArgs, TableVersion, Value,
 };
 use sqlparser::dialect::DatabricksDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, Tokenizer, Word};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Word};
 
 use crate::error::{ApiError, Result};
 
@@ -198,14 +199,45 @@ const SELECT_HINT: &str = "select columns, *, COUNT(*) or COUNT/SUM/MIN/MAX/AVG 
 /// Parse one query of the subset.
 pub fn parse_sql(sql: &str) -> Result<Query> {
     let dialect = DatabricksDialect {};
-    let syntax = |e: &dyn std::fmt::Display| ApiError::Syntax {
+    let (tokens, urls) = tokens_with_placeholders(&dialect, sql)?;
+    let statements = Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .map_err(|e| syntax(&e))?;
+    let q = one_query(&statements)?;
+    let select = plain_select(q)?;
+    Ok(Query {
+        source: source_of(select, &urls)?,
+        items: select
+            .projection
+            .iter()
+            .map(item)
+            .collect::<Result<Vec<_>>>()?,
+        filter: match &select.selection {
+            Some(e) => Some(Predicate::from_sql_expr(e)?),
+            None => None,
+        },
+        group_by: group_by_of(select)?,
+        order_by: order_by_of(q)?,
+        limit: limit_of(q)?,
+    })
+}
+
+fn syntax(e: &dyn std::fmt::Display) -> ApiError {
+    ApiError::Syntax {
         message: e.to_string(),
-    };
-    let mut tokens = Tokenizer::new(&dialect, sql)
+    }
+}
+
+/// The tokens of `sql`, each `FROM '<url>'` made a placeholder identifier (a string
+/// literal is no table name in SQL), and the URLs in placeholder order.
+fn tokens_with_placeholders(
+    dialect: &DatabricksDialect,
+    sql: &str,
+) -> Result<(Vec<TokenWithSpan>, Vec<String>)> {
+    let mut tokens = Tokenizer::new(dialect, sql)
         .tokenize_with_location()
         .map_err(|e| syntax(&e))?;
-    // `FROM '<url>'`: a string literal is no table name in SQL, so it becomes a placeholder
-    // identifier before parsing.
     let mut urls = Vec::new();
     let mut after_from = false;
     for t in tokens.iter_mut() {
@@ -227,11 +259,12 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
         }
         after_from = false;
     }
-    let statements = Parser::new(&dialect)
-        .with_tokens_with_locations(tokens)
-        .parse_statements()
-        .map_err(|e| syntax(&e))?;
-    let [statement] = statements.as_slice() else {
+    Ok((tokens, urls))
+}
+
+/// The one SELECT query of `statements`, without clauses the subset does not answer.
+fn one_query(statements: &[Statement]) -> Result<&SqlQuery> {
+    let [statement] = statements else {
         return Err(ApiError::unsupported(
             format!("{} statements", statements.len()),
             "send exactly one SELECT",
@@ -258,6 +291,11 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
             "use the format parameter",
         ));
     }
+    Ok(q)
+}
+
+/// The SELECT of `q`, without clauses the subset does not answer.
+fn plain_select(q: &SqlQuery) -> Result<&Select> {
     let select = match q.body.as_ref() {
         SetExpr::Select(s) => s,
         SetExpr::SetOperation { op, .. } => {
@@ -310,36 +348,30 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
             "use WHERE, GROUP BY, ORDER BY and LIMIT",
         ));
     }
-    let source = match select.from.as_slice() {
-        [] => {
-            return Err(ApiError::unsupported(
-                "SELECT without FROM",
-                "read from a table: FROM '<table url>'",
-            ));
+    Ok(select)
+}
+
+/// The table of `FROM` (one, without joins).
+fn source_of(select: &Select, urls: &[String]) -> Result<Source> {
+    match select.from.as_slice() {
+        [] => Err(ApiError::unsupported(
+            "SELECT without FROM",
+            "read from a table: FROM '<table url>'",
+        )),
+        [t] if !t.joins.is_empty() => {
+            Err(ApiError::unsupported("JOIN", "query one table at a time"))
         }
-        [t] => {
-            if !t.joins.is_empty() {
-                return Err(ApiError::unsupported("JOIN", "query one table at a time"));
-            }
-            source(&t.relation, &urls)?
-        }
-        _ => {
-            return Err(ApiError::unsupported(
-                "several tables in FROM",
-                "query one table at a time",
-            ));
-        }
-    };
-    let items = select
-        .projection
-        .iter()
-        .map(item)
-        .collect::<Result<Vec<_>>>()?;
-    let filter = match &select.selection {
-        Some(e) => Some(Predicate::from_sql_expr(e)?),
-        None => None,
-    };
-    let group_by = match &select.group_by {
+        [t] => source(&t.relation, urls),
+        _ => Err(ApiError::unsupported(
+            "several tables in FROM",
+            "query one table at a time",
+        )),
+    }
+}
+
+/// The column names of `GROUP BY`.
+fn group_by_of(select: &Select) -> Result<Vec<String>> {
+    match &select.group_by {
         GroupByExpr::Expressions(exprs, modifiers) => {
             if !modifiers.is_empty() {
                 return Err(ApiError::unsupported(
@@ -356,18 +388,18 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
                         "group by column names",
                     )),
                 })
-                .collect::<Result<Vec<_>>>()?
+                .collect::<Result<Vec<_>>>()
         }
-        GroupByExpr::All(_) => {
-            return Err(ApiError::unsupported("GROUP BY ALL", "name the columns"));
-        }
-    };
-    let order_by = match &q.order_by {
-        None => Vec::new(),
+        GroupByExpr::All(_) => Err(ApiError::unsupported("GROUP BY ALL", "name the columns")),
+    }
+}
+
+/// The keys of `ORDER BY`.
+fn order_by_of(q: &SqlQuery) -> Result<Vec<OrderKey>> {
+    match &q.order_by {
+        None => Ok(Vec::new()),
         Some(o) => match &o.kind {
-            OrderByKind::All(_) => {
-                return Err(ApiError::unsupported("ORDER BY ALL", "name the columns"));
-            }
+            OrderByKind::All(_) => Err(ApiError::unsupported("ORDER BY ALL", "name the columns")),
             OrderByKind::Expressions(keys) => keys
                 .iter()
                 .map(|k| {
@@ -391,11 +423,15 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
                         nulls_first: k.options.nulls_first.unwrap_or(!descending),
                     })
                 })
-                .collect::<Result<Vec<_>>>()?,
+                .collect::<Result<Vec<_>>>(),
         },
-    };
-    let limit = match &q.limit_clause {
-        None => None,
+    }
+}
+
+/// The number of `LIMIT`.
+fn limit_of(q: &SqlQuery) -> Result<Option<usize>> {
+    match &q.limit_clause {
+        None => Ok(None),
         Some(LimitClause::LimitOffset {
             limit,
             offset,
@@ -411,27 +447,19 @@ pub fn parse_sql(sql: &str) -> Result<Query> {
                 return Err(ApiError::unsupported("LIMIT BY", "use LIMIT n"));
             }
             match limit {
-                None => None,
-                Some(e) => Some(usize_of(e).ok_or_else(|| {
+                None => Ok(None),
+                Some(e) => Ok(Some(usize_of(e).ok_or_else(|| {
                     ApiError::unsupported(
                         format!("LIMIT {e}"),
                         "LIMIT takes a non-negative integer",
                     )
-                })?),
+                })?)),
             }
         }
         Some(LimitClause::OffsetCommaLimit { .. }) => {
-            return Err(ApiError::unsupported("LIMIT offset, n", "use LIMIT n"));
+            Err(ApiError::unsupported("LIMIT offset, n", "use LIMIT n"))
         }
-    };
-    Ok(Query {
-        source,
-        items,
-        filter,
-        group_by,
-        order_by,
-        limit,
-    })
+    }
 }
 
 fn first_words(s: &str) -> String {
@@ -516,66 +544,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
         ));
     }
     if let Some(args) = args {
-        let fname = name.to_string();
-        if !fname.eq_ignore_ascii_case("table_changes") {
-            return Err(ApiError::unsupported(
-                format!("the table function {fname}"),
-                "use table_changes('<table url>', from[, to])",
-            ));
-        }
-        if version.is_some() {
-            return Err(ApiError::unsupported(
-                "time travel on table_changes",
-                "give the versions as its arguments",
-            ));
-        }
-        let exprs: Vec<&Expr> = args
-            .args
-            .iter()
-            .map(|a| match a {
-                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
-                other => Err(ApiError::unsupported(
-                    format!("the argument `{other}` of table_changes"),
-                    "pass the table URL and versions as literals",
-                )),
-            })
-            .collect::<Result<_>>()?;
-        let bound = |e: &Expr| -> Result<Bound> {
-            if let Some(n) = number_of(e) {
-                return n.parse().map(Bound::Version).map_err(|_| {
-                    ApiError::param("table_changes", format!("{n} is not a version"))
-                });
-            }
-            if let Some(s) = string_of(e) {
-                if let Ok(v) = s.parse() {
-                    return Ok(Bound::Version(v));
-                }
-                return Ok(Bound::Timestamp(parse_timestamp(s)?));
-            }
-            Err(ApiError::param(
-                "table_changes",
-                format!("`{e}` is neither a version nor a timestamp"),
-            ))
-        };
-        return match exprs.as_slice() {
-            [url, from] | [url, from, _] => {
-                let Some(url) = string_of(url) else {
-                    return Err(ApiError::param(
-                        "table_changes",
-                        "the first argument is the table URL, as a string",
-                    ));
-                };
-                Ok(Source::Changes {
-                    url: url.to_string(),
-                    from: bound(from)?,
-                    to: exprs.get(2).map(|e| bound(e)).transpose()?,
-                })
-            }
-            _ => Err(ApiError::param(
-                "table_changes",
-                "takes the table URL, the first version and optionally the last",
-            )),
-        };
+        return table_changes(name, args, version.is_some());
     }
     let Some(url) = table_url(name, urls) else {
         return Err(ApiError::unsupported(
@@ -583,7 +552,81 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
             "name tables by URL: FROM 's3://bucket/path' (or delta.`<url>`)",
         ));
     };
-    let at = match version {
+    Ok(Source::Table {
+        url,
+        at: version_of(version.as_ref())?,
+    })
+}
+
+/// `table_changes('<url>', from[, to])`: the changes source.
+/// (`time_travel`: the call carries `VERSION AS OF` or `TIMESTAMP AS OF`, refused.)
+fn table_changes(name: &ObjectName, args: &TableFunctionArgs, time_travel: bool) -> Result<Source> {
+    let fname = name.to_string();
+    if !fname.eq_ignore_ascii_case("table_changes") {
+        return Err(ApiError::unsupported(
+            format!("the table function {fname}"),
+            "use table_changes('<table url>', from[, to])",
+        ));
+    }
+    if time_travel {
+        return Err(ApiError::unsupported(
+            "time travel on table_changes",
+            "give the versions as its arguments",
+        ));
+    }
+    let exprs: Vec<&Expr> = args
+        .args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
+            other => Err(ApiError::unsupported(
+                format!("the argument `{other}` of table_changes"),
+                "pass the table URL and versions as literals",
+            )),
+        })
+        .collect::<Result<_>>()?;
+    let bound = |e: &Expr| -> Result<Bound> {
+        if let Some(n) = number_of(e) {
+            return n
+                .parse()
+                .map(Bound::Version)
+                .map_err(|_| ApiError::param("table_changes", format!("{n} is not a version")));
+        }
+        if let Some(s) = string_of(e) {
+            if let Ok(v) = s.parse() {
+                return Ok(Bound::Version(v));
+            }
+            return Ok(Bound::Timestamp(parse_timestamp(s)?));
+        }
+        Err(ApiError::param(
+            "table_changes",
+            format!("`{e}` is neither a version nor a timestamp"),
+        ))
+    };
+    match exprs.as_slice() {
+        [url, from] | [url, from, _] => {
+            let Some(url) = string_of(url) else {
+                return Err(ApiError::param(
+                    "table_changes",
+                    "the first argument is the table URL, as a string",
+                ));
+            };
+            Ok(Source::Changes {
+                url: url.to_string(),
+                from: bound(from)?,
+                to: exprs.get(2).map(|e| bound(e)).transpose()?,
+            })
+        }
+        _ => Err(ApiError::param(
+            "table_changes",
+            "takes the table URL, the first version and optionally the last",
+        )),
+    }
+}
+
+/// The version `VERSION AS OF` / `TIMESTAMP AS OF` asks for (the latest without one).
+fn version_of(version: Option<&TableVersion>) -> Result<VersionSpec> {
+    Ok(match version {
         None => VersionSpec::Latest,
         Some(TableVersion::VersionAsOf(e)) => {
             VersionSpec::Version(number_of(e).and_then(|n| n.parse().ok()).ok_or_else(|| {
@@ -605,8 +648,7 @@ fn source(t: &TableFactor, urls: &[String]) -> Result<Source> {
                 "use VERSION AS OF n or TIMESTAMP AS OF '<ts>'",
             ));
         }
-    };
-    Ok(Source::Table { url, at })
+    })
 }
 
 fn aggregate(e: &Expr) -> Result<Option<(AggFunc, Option<String>)>> {

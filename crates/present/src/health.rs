@@ -623,6 +623,7 @@ impl Health {
                 bytes: t.buckets[i].1.get(&mut saturated),
             })
             .collect();
+        let tombstones = tombstone_figures(&t, &mut saturated);
         let partitions = (!v.metadata.partition_columns.is_empty()).then(|| {
             partition_figures(
                 &v.metadata.partition_columns,
@@ -631,63 +632,7 @@ impl Health {
                 &mut saturated,
             )
         });
-        let commits_since = match v.checkpoint_version {
-            Some(cp) => v.version.saturating_sub(cp),
-            None => v.version.saturating_add(1),
-        };
-        let entries: Vec<&HistoryEntry> =
-            history.iter().filter(|e| e.version <= v.version).collect();
-        let event = |e: &HistoryEntry| {
-            let at = e.in_commit_timestamp.or(e.timestamp);
-            Event {
-                version: e.version,
-                operation: e.operation.clone().unwrap_or_default(),
-                timestamp: at,
-                age_ms: at.and_then(|t| now_ms.checked_sub(t)),
-            }
-        };
-        let newest = |ops: &[&str]| {
-            entries
-                .iter()
-                .filter(|e| {
-                    e.operation
-                        .as_deref()
-                        .is_some_and(|o| ops.iter().any(|op| o.eq_ignore_ascii_case(op)))
-                })
-                .max_by_key(|e| e.version)
-                .map(|e| event(e))
-        };
-        let checkpoint = CheckpointFigures {
-            version: v.checkpoint_version,
-            commits_since,
-            interval: v
-                .metadata
-                .property("delta.checkpointInterval")
-                .map(str::to_string),
-            written: v
-                .checkpoint_version
-                .and_then(|cp| entries.iter().find(|e| e.version == cp))
-                .map(|e| event(e)),
-        };
-        let maintenance = MaintenanceFigures {
-            commits_read: entries.len() as u64,
-            oldest_version_read: entries.iter().map(|e| e.version).min(),
-            last_optimize: newest(&["OPTIMIZE"]),
-            last_vacuum_start: newest(&["VACUUM START"]),
-            last_vacuum_end: newest(&["VACUUM END"]),
-        };
-        let retention_ms = t.retention_ms.as_ref().ok().copied();
-        let tombstones = TombstoneFigures {
-            retention: t.retention.clone(),
-            retention_ms,
-            retention_error: t.retention_ms.as_ref().err().cloned(),
-            tombstones: t.tombstones,
-            bytes: t.tombstone_bytes.get(&mut saturated),
-            within_retention: retention_ms.map(|_| t.within),
-            within_retention_bytes: retention_ms.map(|_| t.within_bytes.get(&mut saturated)),
-            without_size: t.without_size,
-            without_timestamp: t.without_timestamp,
-        };
+        let (checkpoint, maintenance) = history_figures(&v, history, now_ms);
         let mut warnings: Vec<String> = t
             .negative
             .iter()
@@ -798,6 +743,76 @@ impl Health {
             out.push_str(&format!("\nwarning: {w}\n"));
         }
         out
+    }
+}
+
+/// The checkpoint's and maintenance's figures of version `v` from the `history` read
+/// (entries after the version ignored), ages counted to `now_ms`.
+fn history_figures(
+    v: &VersionFacts<'_>,
+    history: &[HistoryEntry],
+    now_ms: i64,
+) -> (CheckpointFigures, MaintenanceFigures) {
+    let commits_since = match v.checkpoint_version {
+        Some(cp) => v.version.saturating_sub(cp),
+        None => v.version.saturating_add(1),
+    };
+    let entries: Vec<&HistoryEntry> = history.iter().filter(|e| e.version <= v.version).collect();
+    let event = |e: &HistoryEntry| {
+        let at = e.in_commit_timestamp.or(e.timestamp);
+        Event {
+            version: e.version,
+            operation: e.operation.clone().unwrap_or_default(),
+            timestamp: at,
+            age_ms: at.and_then(|t| now_ms.checked_sub(t)),
+        }
+    };
+    let newest = |ops: &[&str]| {
+        entries
+            .iter()
+            .filter(|e| {
+                e.operation
+                    .as_deref()
+                    .is_some_and(|o| ops.iter().any(|op| o.eq_ignore_ascii_case(op)))
+            })
+            .max_by_key(|e| e.version)
+            .map(|e| event(e))
+    };
+    let checkpoint = CheckpointFigures {
+        version: v.checkpoint_version,
+        commits_since,
+        interval: v
+            .metadata
+            .property("delta.checkpointInterval")
+            .map(str::to_string),
+        written: v
+            .checkpoint_version
+            .and_then(|cp| entries.iter().find(|e| e.version == cp))
+            .map(|e| event(e)),
+    };
+    let maintenance = MaintenanceFigures {
+        commits_read: entries.len() as u64,
+        oldest_version_read: entries.iter().map(|e| e.version).min(),
+        last_optimize: newest(&["OPTIMIZE"]),
+        last_vacuum_start: newest(&["VACUUM START"]),
+        last_vacuum_end: newest(&["VACUUM END"]),
+    };
+    (checkpoint, maintenance)
+}
+
+/// The tombstones' figures of `t` (`saturated` set when a sum passes 64 bits).
+fn tombstone_figures(t: &HealthTally, saturated: &mut bool) -> TombstoneFigures {
+    let retention_ms = t.retention_ms.as_ref().ok().copied();
+    TombstoneFigures {
+        retention: t.retention.clone(),
+        retention_ms,
+        retention_error: t.retention_ms.as_ref().err().cloned(),
+        tombstones: t.tombstones,
+        bytes: t.tombstone_bytes.get(saturated),
+        within_retention: retention_ms.map(|_| t.within),
+        within_retention_bytes: retention_ms.map(|_| t.within_bytes.get(saturated)),
+        without_size: t.without_size,
+        without_timestamp: t.without_timestamp,
     }
 }
 
