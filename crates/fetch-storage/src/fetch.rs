@@ -255,44 +255,21 @@ impl FetchStorage {
             operation,
             message,
         };
-        let mut headers = Vec::new();
-        if let Some(r) = range {
-            headers.push(("range".to_string(), r.to_string()));
-        }
         let shown = url.clone(); // without SAS: safe to put in messages
-        let url = self.authorise(method, url, &mut headers);
         let controller = AbortController::new().ok();
         let mut guard = AbortOnDrop {
             controller: controller.clone(),
             done: false,
             aborted: Arc::clone(&self.aborted),
         };
-        let init = RequestInit::new();
-        init.set_method(method);
-        // a redirect could carry the request (and a SAS in its URL) to any host, or out of
-        // the table: object stores do not redirect reads, so one is never followed — an
-        // error in browsers; workerd does not implement "error", so a worker asks for the
-        // 3xx itself ("manual"), which the status check below turns into an error
-        init.set_redirect(if self.server {
-            RequestRedirect::Manual
-        } else {
-            RequestRedirect::Error
-        });
-        if !self.server {
-            init.set_mode(RequestMode::Cors);
-        }
         let hint = if self.server {
             "a network failure: check the host is reachable from the worker"
         } else {
             CORS_HINT
         };
-        if let Some(c) = &controller {
-            init.set_signal(Some(&c.signal()));
-        }
-        let req = Request::new_with_str_and_init(&url, &init).map_err(|e| fail(js_text(&e)))?;
-        for (k, v) in &headers {
-            req.headers().set(k, v).map_err(|e| fail(js_text(&e)))?;
-        }
+        let req = self
+            .new_request(method, url, range, controller.as_ref())
+            .map_err(fail)?;
         let global = js_sys::global();
         let fetch: Function = match &self.fetch_hook {
             Some(hook) => hook.clone(),
@@ -323,29 +300,7 @@ impl FetchStorage {
         let status = resp.status();
         if !(200..=299).contains(&status) {
             guard.done = true;
-            return Err(match status {
-                404 => StorageError::NotFound {
-                    path: path.to_string(),
-                },
-                401 | 403 => StorageError::PermissionDenied {
-                    path: path.to_string(),
-                    operation,
-                    message: format!(
-                        "HTTP {status} from {shown}: {}",
-                        self.endpoint.permission_hint(operation)
-                    ),
-                },
-                405 | 501 if operation == "list" => StorageError::ListingUnsupported {
-                    path: path.to_string(),
-                    message: format!("HTTP {status} from {shown}"),
-                },
-                s => StorageError::Http {
-                    path: path.to_string(),
-                    operation,
-                    status: s,
-                    message: format!("from {shown}"),
-                },
-            });
+            return Err(self.refusal(status, path, operation, &shown));
         }
         if method == "HEAD" {
             guard.done = true;
@@ -385,6 +340,78 @@ impl FetchStorage {
             .map_err(|e| fail(format!("{} while reading the body of {shown}", js_text(&e))))?;
         guard.done = true;
         Ok((resp, Some(Bytes::from(Uint8Array::new(&buf).to_vec()))))
+    }
+
+    /// The request of `method` for `url` (its credentials attached as the endpoint's service
+    /// wants them, never followed through a redirect), aborted by `controller`'s signal; the
+    /// browser's message when it cannot be made.
+    fn new_request(
+        &self,
+        method: &str,
+        url: String,
+        range: Option<&ByteRange>,
+        controller: Option<&AbortController>,
+    ) -> std::result::Result<Request, String> {
+        let mut headers = Vec::new();
+        if let Some(r) = range {
+            headers.push(("range".to_string(), r.to_string()));
+        }
+        let url = self.authorise(method, url, &mut headers);
+        let init = RequestInit::new();
+        init.set_method(method);
+        // a redirect could carry the request (and a SAS in its URL) to any host, or out of
+        // the table: object stores do not redirect reads, so one is never followed — an
+        // error in browsers; workerd does not implement "error", so a worker asks for the
+        // 3xx itself ("manual"), which `request`'s status check turns into an error
+        init.set_redirect(if self.server {
+            RequestRedirect::Manual
+        } else {
+            RequestRedirect::Error
+        });
+        if !self.server {
+            init.set_mode(RequestMode::Cors);
+        }
+        if let Some(c) = controller {
+            init.set_signal(Some(&c.signal()));
+        }
+        let req = Request::new_with_str_and_init(&url, &init).map_err(|e| js_text(&e))?;
+        for (k, v) in &headers {
+            req.headers().set(k, v).map_err(|e| js_text(&e))?;
+        }
+        Ok(req)
+    }
+
+    /// The error for an answer of `status` (not 2xx) from `shown` to `operation` on `path`.
+    fn refusal(
+        &self,
+        status: u16,
+        path: &str,
+        operation: &'static str,
+        shown: &str,
+    ) -> StorageError {
+        match status {
+            404 => StorageError::NotFound {
+                path: path.to_string(),
+            },
+            401 | 403 => StorageError::PermissionDenied {
+                path: path.to_string(),
+                operation,
+                message: format!(
+                    "HTTP {status} from {shown}: {}",
+                    self.endpoint.permission_hint(operation)
+                ),
+            },
+            405 | 501 if operation == "list" => StorageError::ListingUnsupported {
+                path: path.to_string(),
+                message: format!("HTTP {status} from {shown}"),
+            },
+            s => StorageError::Http {
+                path: path.to_string(),
+                operation,
+                status: s,
+                message: format!("from {shown}"),
+            },
+        }
     }
 
     /// What the catalog or schema this storage was opened on (`uc://catalog[.schema]`)
