@@ -42,6 +42,68 @@ fn counts(batches: &[RecordBatch]) -> BTreeMap<(i64, String), usize> {
     out
 }
 
+/// Changed rows per version and per change type (by type only when the rows carry no
+/// versions, as a diff's do).
+fn tallies(batches: &[RecordBatch]) -> (BTreeMap<i64, usize>, BTreeMap<String, usize>) {
+    let c = counts(batches);
+    let mut by_version: BTreeMap<i64, usize> = BTreeMap::new();
+    let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
+    for ((v, ty), n) in &c {
+        *by_version.entry(*v).or_default() += n;
+        *by_type.entry(ty.clone()).or_default() += n;
+    }
+    if c.is_empty() {
+        // the diff has no versions: count by change type only
+        for b in batches {
+            if let Some(t) = b
+                .column_by_name("_change_type")
+                .and_then(|t| t.as_string_opt::<i32>().cloned())
+            {
+                for i in 0..t.len() {
+                    *by_type.entry(t.value(i).to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    (by_version, by_type)
+}
+
+/// Orders `g`'s rows as the feed reads: per version, deletes, then each update preimage
+/// followed by its postimage (paired in the order the feed lists them), then inserts.
+/// Answers the column of the change type.
+fn in_feed_order(g: &mut Grid) -> Option<usize> {
+    let idx = g.columns.iter().position(|c| c == "_change_type");
+    if let Some(i) = idx {
+        let vi = g.columns.iter().position(|c| c == "_commit_version");
+        let mut by_version: BTreeMap<i64, [Vec<Vec<String>>; 4]> = BTreeMap::new();
+        for r in std::mem::take(&mut g.rows) {
+            let v = vi.and_then(|v| r[v].parse::<i64>().ok()).unwrap_or(0);
+            let k = match r[i].as_str() {
+                "delete" => 0,
+                "update_preimage" => 1,
+                "update_postimage" => 2,
+                _ => 3,
+            };
+            by_version.entry(v).or_default()[k].push(r);
+        }
+        for (_, [del, pre, post, ins]) in by_version {
+            g.rows.extend(del);
+            let (mut pre, mut post) = (pre.into_iter(), post.into_iter());
+            loop {
+                match (pre.next(), post.next()) {
+                    (None, None) => break,
+                    (a, b) => {
+                        g.rows.extend(a);
+                        g.rows.extend(b);
+                    }
+                }
+            }
+            g.rows.extend(ins);
+        }
+    }
+    idx
+}
+
 #[component]
 pub fn ChangesTab() -> impl IntoView {
     let ctx = use_ctx();
@@ -76,26 +138,7 @@ pub fn ChangesTab() -> impl IntoView {
                 };
                 let (schema, batches, told) = crate::extras::with_codecs(read).await?;
                 note.set(told);
-                let c = counts(&batches);
-                let mut by_version: BTreeMap<i64, usize> = BTreeMap::new();
-                let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
-                for ((v, ty), n) in &c {
-                    *by_version.entry(*v).or_default() += n;
-                    *by_type.entry(ty.clone()).or_default() += n;
-                }
-                if c.is_empty() {
-                    // the diff has no versions: count by change type only
-                    for b in &batches {
-                        if let Some(t) = b
-                            .column_by_name("_change_type")
-                            .and_then(|t| t.as_string_opt::<i32>().cloned())
-                        {
-                            for i in 0..t.len() {
-                                *by_type.entry(t.value(i).to_string()).or_default() += 1;
-                            }
-                        }
-                    }
-                }
+                let (by_version, by_type) = tallies(&batches);
                 per_version.set(
                     by_version
                         .into_iter()
@@ -103,39 +146,8 @@ pub fn ChangesTab() -> impl IntoView {
                         .collect(),
                 );
                 summary.set(by_type.into_iter().collect());
-                let g = rows::grid(&schema, &batches)?;
-                let idx = g.columns.iter().position(|c| c == "_change_type");
-                // per version: deletes, then each update preimage followed by its postimage
-                // (paired in the order the feed lists them), then inserts
-                let mut g = g;
-                if let Some(i) = idx {
-                    let vi = g.columns.iter().position(|c| c == "_commit_version");
-                    let mut by_version: BTreeMap<i64, [Vec<Vec<String>>; 4]> = BTreeMap::new();
-                    for r in std::mem::take(&mut g.rows) {
-                        let v = vi.and_then(|v| r[v].parse::<i64>().ok()).unwrap_or(0);
-                        let k = match r[i].as_str() {
-                            "delete" => 0,
-                            "update_preimage" => 1,
-                            "update_postimage" => 2,
-                            _ => 3,
-                        };
-                        by_version.entry(v).or_default()[k].push(r);
-                    }
-                    for (_, [del, pre, post, ins]) in by_version {
-                        g.rows.extend(del);
-                        let (mut pre, mut post) = (pre.into_iter(), post.into_iter());
-                        loop {
-                            match (pre.next(), post.next()) {
-                                (None, None) => break,
-                                (a, b) => {
-                                    g.rows.extend(a);
-                                    g.rows.extend(b);
-                                }
-                            }
-                        }
-                        g.rows.extend(ins);
-                    }
-                }
+                let mut g = rows::grid(&schema, &batches)?;
+                let idx = in_feed_order(&mut g);
                 grid.set(Some((g, idx)));
                 Ok(())
             },

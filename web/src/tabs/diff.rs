@@ -19,6 +19,62 @@ struct Shown {
     partitioning: bool,
 }
 
+impl Shown {
+    /// What the tab shows of `d`.
+    fn of(d: &TableDiff) -> Shown {
+        Shown {
+            added: d
+                .files_added
+                .iter()
+                .map(|f| (f.path.clone(), f.size))
+                .collect(),
+            removed: d
+                .files_removed
+                .iter()
+                .map(|f| (f.path.clone(), f.size))
+                .collect(),
+            dvs: d
+                .deletion_vectors_changed
+                .iter()
+                .map(|c| (c.path.clone(), c.deleted_rows_from, c.deleted_rows_to))
+                .collect(),
+            schema: d
+                .schema_changes
+                .iter()
+                .map(|c| {
+                    (
+                        c.column.clone(),
+                        c.change.to_string(),
+                        c.from.clone().unwrap_or_default(),
+                        c.to.clone().unwrap_or_default(),
+                    )
+                })
+                .collect(),
+            props: d
+                .property_changes
+                .iter()
+                .map(|p| {
+                    (
+                        p.key.clone(),
+                        p.from.clone().unwrap_or_default(),
+                        p.to.clone().unwrap_or_default(),
+                    )
+                })
+                .collect(),
+            protocol: d.protocol_change.as_ref().map(|(f, t)| {
+                format!(
+                    "reader {} → {}, writer {} → {}",
+                    f.min_reader_version,
+                    t.min_reader_version,
+                    f.min_writer_version,
+                    t.min_writer_version
+                )
+            }),
+            partitioning: d.partition_columns_changed,
+        }
+    }
+}
+
 #[component]
 pub fn DiffTab() -> impl IntoView {
     let ctx = use_ctx();
@@ -44,56 +100,7 @@ pub fn DiffTab() -> impl IntoView {
             let d = TableDiff::new(&sess.table, x, y)
                 .await
                 .map_err(|e| explain(&e))?;
-            shown.set(Some(Shown {
-                added: d
-                    .files_added
-                    .iter()
-                    .map(|f| (f.path.clone(), f.size))
-                    .collect(),
-                removed: d
-                    .files_removed
-                    .iter()
-                    .map(|f| (f.path.clone(), f.size))
-                    .collect(),
-                dvs: d
-                    .deletion_vectors_changed
-                    .iter()
-                    .map(|c| (c.path.clone(), c.deleted_rows_from, c.deleted_rows_to))
-                    .collect(),
-                schema: d
-                    .schema_changes
-                    .iter()
-                    .map(|c| {
-                        (
-                            c.column.clone(),
-                            c.change.to_string(),
-                            c.from.clone().unwrap_or_default(),
-                            c.to.clone().unwrap_or_default(),
-                        )
-                    })
-                    .collect(),
-                props: d
-                    .property_changes
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.key.clone(),
-                            p.from.clone().unwrap_or_default(),
-                            p.to.clone().unwrap_or_default(),
-                        )
-                    })
-                    .collect(),
-                protocol: d.protocol_change.as_ref().map(|(f, t)| {
-                    format!(
-                        "reader {} → {}, writer {} → {}",
-                        f.min_reader_version,
-                        t.min_reader_version,
-                        f.min_writer_version,
-                        t.min_writer_version
-                    )
-                }),
-                partitioning: d.partition_columns_changed,
-            }));
+            shown.set(Some(Shown::of(&d)));
             Ok(())
         });
     };

@@ -186,6 +186,38 @@ fn series_view() -> impl IntoView {
     }
 }
 
+/// The Details table's rows of `doc`: the totals shown as `counting` until `complete`, and
+/// grouped by thousands (1,000,250 files) when they are; the location is the page's
+/// header already.
+fn detail_rows(
+    doc: &deltalens_present::Overview,
+    complete: bool,
+    counting: &str,
+) -> Vec<(&'static str, String)> {
+    doc.lines()
+        .into_iter()
+        .filter(|(k, _)| *k != "location")
+        .map(|(k, v)| match k {
+            "files" | "size" | "rows" if !complete => (k, counting.to_string()),
+            "files" | "size" | "rows" => (k, group_digits(&v)),
+            _ => (k, v),
+        })
+        .collect()
+}
+
+/// The health section, or its skeleton while it is read.
+fn health_or_skeleton(health: Option<Health>) -> AnyView {
+    match health {
+        Some(h) => health_view(h).into_any(),
+        None => view! {
+            <h3>"Health"</h3>
+            <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div></div>
+            <p class="muted">"reading the files, tombstones and recent history…"</p>
+        }
+        .into_any(),
+    }
+}
+
 #[component]
 pub fn Overview() -> impl IntoView {
     let ctx = use_ctx();
@@ -212,18 +244,7 @@ pub fn Overview() -> impl IntoView {
             ),
             _ => "counting…".to_string(),
         };
-        // the location is the page's header already
-        let rows: Vec<(&'static str, String)> = doc
-            .lines()
-            .into_iter()
-            .filter(|(k, _)| *k != "location")
-            .map(|(k, v)| match k {
-                "files" | "size" | "rows" if !complete => (k, counting.clone()),
-                // counts read at a glance: 1,000,250 files
-                "files" | "size" | "rows" => (k, crate::format::group_digits(&v)),
-                _ => (k, v),
-            })
-            .collect();
+        let rows = detail_rows(&doc, complete, &counting);
         let props: Vec<(String, String)> = doc.properties.into_iter().collect();
         let warnings = doc.warnings;
         let health = ctx.health.get();
@@ -271,15 +292,7 @@ pub fn Overview() -> impl IntoView {
                 {card("card-partitions", "partitions", partitions, doc.partition_columns.join(", "))}
             </div>
         };
-        let health_part = match health {
-            Some(h) => health_view(h).into_any(),
-            None => view! {
-                <h3>"Health"</h3>
-                <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div></div>
-                <p class="muted">"reading the files, tombstones and recent history…"</p>
-            }
-            .into_any(),
-        };
+        let health_part = health_or_skeleton(health);
         view! {
             <section id="overview">
                 <ul class="warnings">{warnings.into_iter().map(|w| view! { <li class="warning">{w}</li> }).collect_view()}</ul>
