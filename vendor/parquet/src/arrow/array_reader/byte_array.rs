@@ -382,12 +382,15 @@ impl ByteArrayDecoderPlain {
         let initial_values_length = output.values.len();
 
         let to_read = len.min(self.max_remaining_values);
-        output.offsets.reserve(to_read);
 
         let remaining_bytes = self.buf.len() - self.offset;
         if remaining_bytes == 0 {
             return Ok(0);
         }
+        // deltalens patch 22: the count is the page header's claim (a dictionary page is
+        // read whole: 671 million values claimed by a 4 KB file reserved 2.7 GB); each
+        // value takes at least its 4-byte length, so the page's bytes bound it
+        output.offsets.reserve(to_read.min(remaining_bytes / 4));
 
         // (deltalens patch: a page declaring 0 values has no estimate instead of a
         // division by zero; see vendor/README.md)
