@@ -162,7 +162,8 @@ pub fn exit_code_of(code: &str) -> u8 {
         | "invalid_column" | "unsupported" => 2,
         "not_found" | "not_a_table" | "version_not_found" => 3,
         "unsupported_table_feature" | "codec_not_built" | "change_data_feed_not_enabled" => 4,
-        "storage_failed" | "storage_permission_denied" => 5,
+        "storage_failed" | "storage_permission_denied" | "storage_timed_out"
+        | "listing_unsupported" => 5,
         "table_unreadable" | "compute_failed" => 6,
         c if c.ends_with("_budget_exceeded") || c.ends_with("_limit_exceeded") => 7,
         _ => 1,
@@ -172,6 +173,38 @@ pub fn exit_code_of(code: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_storage_failure_of_the_status_table_exits_5() {
+        // the status table (deltalens_api::status) names storage failures by more codes
+        // than "storage_failed": each keeps the storage class
+        use deltalens_storage::StorageError;
+        let failures = [
+            StorageError::PermissionDenied {
+                path: "p".into(),
+                operation: "get",
+                message: "m".into(),
+            },
+            StorageError::TimedOut {
+                path: "p".into(),
+                operation: "get",
+                message: "m".into(),
+            },
+            StorageError::ListingUnsupported {
+                path: "p".into(),
+                message: "m".into(),
+            },
+            StorageError::Unreachable {
+                path: "p".into(),
+                operation: "get",
+                message: "m".into(),
+            },
+        ];
+        for e in failures {
+            let code = deltalens_api::storage_code(&e);
+            assert_eq!(exit_code_of(code), 5, "{code}");
+        }
+    }
 
     #[test]
     fn messages_keep_their_text_and_sources() {
