@@ -162,7 +162,9 @@ pub fn exit_code_of(code: &str) -> u8 {
         | "invalid_column" | "unsupported" => 2,
         "not_found" | "not_a_table" | "version_not_found" => 3,
         "unsupported_table_feature" | "codec_not_built" | "change_data_feed_not_enabled" => 4,
-        "storage_failed" | "storage_permission_denied" | "storage_timed_out"
+        "storage_failed"
+        | "storage_permission_denied"
+        | "storage_timed_out"
         | "listing_unsupported" => 5,
         "table_unreadable" | "compute_failed" => 6,
         c if c.ends_with("_budget_exceeded") || c.ends_with("_limit_exceeded") => 7,
