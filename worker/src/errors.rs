@@ -57,6 +57,9 @@ impl From<deltalens_core::Error> for ErrorResponse {
 
 impl From<worker::Error> for ErrorResponse {
     fn from(e: worker::Error) -> Self {
-        ErrorResponse::new(Failure::Internal, format!("the worker runtime failed: {e}"))
+        ErrorResponse::new(
+            Failure::WorkerRuntime,
+            format!("the worker runtime failed: {e}"),
+        )
     }
 }

@@ -187,6 +187,11 @@ impl ApiError {
     pub fn code(&self) -> String {
         match self {
             ApiError::Remote { code, .. } => code.clone(),
+            // a split refused for a budget keeps the budget's code, also when the split
+            // answered remotely (a code only, no budget kind)
+            ApiError::SplitFailed { source, .. } if source.code().ends_with("_budget_exceeded") => {
+                source.code()
+            }
             _ => self
                 .failure()
                 .map_or_else(|| self.own_code().to_string(), |f| f.code().to_string()),
@@ -226,10 +231,7 @@ impl ApiError {
             ApiError::Column { .. } => "invalid_column",
             ApiError::Compute { .. } => "compute_failed",
             ApiError::Encode { .. } => "encode_failed",
-            ApiError::SplitFailed { source, .. } => match source.failure() {
-                Some(f @ Failure::BudgetExceeded(_)) => f.code(),
-                _ => "split_failed",
-            },
+            ApiError::SplitFailed { .. } => "split_failed",
             ApiError::Core(c) => core_code(c),
             _ => "internal_error",
         }
@@ -242,8 +244,8 @@ impl ApiError {
             ApiError::Syntax { .. } | ApiError::Unsupported { .. } | ApiError::Column { .. } => 400,
             ApiError::Compute { .. } => 422,
             // a split's storage or worker failed: the gateway's fault, not the request's;
-            // a split refused for the request's own sake (a budget, a bad query) keeps
-            // its 4xx
+            // a split refused with a 4xx (a budget, a bad query, the store refusing the
+            // credentials: retrying cannot help) keeps it
             ApiError::SplitFailed { source, .. } => match source.status() {
                 s @ 400..=499 => s,
                 _ => 502,
@@ -291,5 +293,38 @@ pub fn core_code(c: &deltalens_core::Error) -> &'static str {
         C::LimitExceeded { .. } => "log_limit_exceeded",
         C::DecodedBytesExceeded { .. } => "decoded_bytes_budget_exceeded",
         _ => "table_unreadable",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_refused_for_a_budget_keeps_the_budgets_code_local_or_remote() {
+        let remote = ApiError::Remote {
+            status: 413,
+            code: "rows_buffered_budget_exceeded".into(),
+            message: "m".into(),
+        };
+        let split = |source| ApiError::SplitFailed {
+            split: 0,
+            splits: 2,
+            attempts: 1,
+            source: Box::new(source),
+        };
+        let e = split(remote);
+        assert_eq!(
+            (e.status(), e.code()),
+            (413, "rows_buffered_budget_exceeded".into())
+        );
+        let e = split(ApiError::RowsBudget { limit: 1 });
+        assert_eq!((e.status(), e.code()), (413, "rows_budget_exceeded".into()));
+        let e = split(ApiError::Remote {
+            status: 503,
+            code: "storage_failed".into(),
+            message: "m".into(),
+        });
+        assert_eq!((e.status(), e.code()), (502, "split_failed".into()));
     }
 }

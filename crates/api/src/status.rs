@@ -59,13 +59,15 @@ pub enum Failure {
     CatalogFailed,
     /// A worker asked for a split of a fanned-out query could not be reached.
     SplitUnreachable,
-    /// The server failed in a way no row above names (its runtime).
+    /// The worker's runtime failed (its JavaScript bindings).
+    WorkerRuntime,
+    /// The server failed in a way no row above names.
     Internal,
 }
 
 impl Failure {
     /// Every row, for tests and documentation.
-    pub const ALL: [Failure; 28] = [
+    pub const ALL: [Failure; 29] = [
         Failure::InvalidParameter,
         Failure::InvalidTableUrl,
         Failure::Unauthorized,
@@ -93,6 +95,7 @@ impl Failure {
         Failure::CatalogNotConfigured,
         Failure::CatalogFailed,
         Failure::SplitUnreachable,
+        Failure::WorkerRuntime,
         Failure::Internal,
     ];
 
@@ -130,6 +133,7 @@ impl Failure {
             Failure::CatalogNotConfigured => (500, "catalog_not_configured"),
             Failure::CatalogFailed => (502, "catalog_failed"),
             Failure::SplitUnreachable => (502, "split_unreachable"),
+            Failure::WorkerRuntime => (500, "worker_error"),
             Failure::Internal => (500, "internal_error"),
         }
     }
