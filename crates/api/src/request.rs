@@ -329,12 +329,18 @@ fn scan(p: &Params<'_>) -> Result<ApiRequest> {
             .map(|name| Item::Column { name, alias: None })
             .collect(),
     };
+    let source = Source::Table {
+        url: p.table()?,
+        at: p.at()?,
+    };
+    rows(p, source, items)
+}
+
+/// The rows of `source` a `GET` asks for: `items`, then its `filter`, `limit` and `format`.
+fn rows(p: &Params<'_>, source: Source, items: Vec<Item>) -> Result<ApiRequest> {
     Ok(ApiRequest::Rows {
         query: Box::new(Query {
-            source: Source::Table {
-                url: p.table()?,
-                at: p.at()?,
-            },
+            source,
             items,
             filter: p.filter()?,
             group_by: Vec::new(),
@@ -373,21 +379,12 @@ fn changes(p: &Params<'_>) -> Result<ApiRequest> {
                 .collect()
         }
     };
-    Ok(ApiRequest::Rows {
-        query: Box::new(Query {
-            source: Source::Changes {
-                url: p.table()?,
-                from,
-                to: p.bound("to")?,
-            },
-            items,
-            filter: p.filter()?,
-            group_by: Vec::new(),
-            order_by: Vec::new(),
-            limit: p.usize("limit")?,
-        }),
-        format: p.format()?,
-    })
+    let source = Source::Changes {
+        url: p.table()?,
+        from,
+        to: p.bound("to")?,
+    };
+    rows(p, source, items)
 }
 
 /// `POST /v1/partial`: the body is `{"sql": …, "split": …}`, a split of a plan of the
