@@ -944,3 +944,139 @@ fn list_view_and_fixed_size_list_hints_are_read_as_plain_lists() {
         assert!(peak <= BUDGET, "{name}: peak {} MB", mb(peak));
     }
 }
+
+/// A reviewer's finding: each column of a row group keeps its current decompressed page
+/// while a batch is decoded, and a page of zeros claiming 32 MiB compresses (LZ4) to about
+/// 130 KB: twenty such columns in a 3 MB file held 640 MiB at once. The pages one row
+/// group's columns hold are charged before each is decompressed
+/// (`limits::MAX_HELD_PAGE_BYTES`, 512 MiB): the read is refused, naming the limit,
+/// holding no more than it.
+#[test]
+fn the_pages_a_row_group_holds_at_once_are_bounded() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    const COLUMNS: usize = 20;
+    const ROWS: usize = 4 << 20; // one 32 MiB page of 8-byte zeros per column
+    let names: Vec<String> = (0..COLUMNS).map(|i| format!("c{i}")).collect();
+    let schema = Arc::new(Schema::new(
+        names
+            .iter()
+            .map(|n| Field::new(n, DataType::Int64, false))
+            .collect::<Vec<_>>(),
+    ));
+    let zeros: ArrayRef = Arc::new(Int64Array::from(vec![0i64; ROWS]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![zeros; COLUMNS]).unwrap();
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(false)
+        .set_encoding(Encoding::PLAIN)
+        .set_compression(Compression::LZ4_RAW)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .set_data_page_size_limit(usize::MAX)
+        .set_data_page_row_count_limit(usize::MAX)
+        .set_write_batch_size(ROWS)
+        .set_max_row_group_row_count(Some(ROWS))
+        .build();
+    let file = written(schema, props, false, std::iter::once(batch));
+    let size = file.len();
+    let fields = names
+        .iter()
+        .map(|n| format!(r#"{{"name":"{n}","type":"long","nullable":false,"metadata":{{}}}}"#))
+        .collect::<Vec<_>>()
+        .join(",");
+    let table = one_file_table(file, &fields);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let (outcome, peak, took) = measured(|| block_on(scan.execute(&mut |_| Ok(true))));
+    println!(
+        "{size} B file of {COLUMNS} columns of one 32 MiB page each: {took:?}, peak {} MB: {outcome:?}",
+        mb(peak)
+    );
+    let held = deltalens_core::limits::MAX_HELD_PAGE_BYTES as usize;
+    match outcome {
+        Err(Error::LimitExceeded { limit, .. }) => assert_eq!(limit, "MAX_HELD_PAGE_BYTES"),
+        other => panic!("expected the held-pages limit, got {other:?}"),
+    }
+    assert!(
+        peak <= held + (64 << 20),
+        "held {} MB at its peak (limit {} MB)",
+        mb(peak),
+        mb(held)
+    );
+}
+
+/// A reviewer's finding: skipping rows walks the levels of a repeated column one by one,
+/// and run-length encoding makes billions of them a few bytes (a ~30-byte page may claim
+/// 2^31: seconds to walk, uncounted): a scan resumed after such a row (the explorer's next
+/// page of rows) made the reader walk them all. The levels and values one batch skips within pages are
+/// charged before they are walked (`limits::MAX_SKIPPED_LEVELS`, 2^28): the scan is
+/// refused, naming the limit. (Lowered to 2^20 here: the writer holds a row's levels in
+/// memory, two bytes each.)
+#[test]
+fn skipping_a_row_of_more_levels_than_the_limit_is_refused() {
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let schema = parse_message_type(
+        "message m { optional group l (LIST) { repeated group list { optional int32 element; } } }",
+    )
+    .unwrap();
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+            .set_data_page_size_limit(usize::MAX)
+            .set_data_page_row_count_limit(usize::MAX)
+            .build(),
+    );
+    let mut file = Vec::new();
+    let mut w = SerializedFileWriter::new(&mut file, Arc::new(schema), props).unwrap();
+    let mut rg = w.next_row_group().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    {
+        let l = col.typed::<parquet::data_type::Int32Type>();
+        // row 0: a list of 2^21 null elements (definition level 2)
+        let nulls = vec![2i16; 1 << 21];
+        let mut rep = vec![1i16; 1 << 21];
+        rep[0] = 0;
+        l.write_batch(&[], Some(&nulls), Some(&rep)).unwrap();
+        // row 1: [7]
+        l.write_batch(&[7], Some(&[3]), Some(&[0])).unwrap();
+    }
+    col.close().unwrap();
+    rg.close().unwrap();
+    w.close().unwrap();
+    let size = file.len();
+    let fields = r#"{"name":"l","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}"#;
+    let table = one_file_table(file, fields);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    // the explorer's grid: a first page of one row, then the next, resumed after it
+    let options = ScanOptions {
+        limit: Some(1),
+        ..ScanOptions::default()
+    };
+    let scan = snap.scan(options).unwrap();
+    let mut progress = deltalens_core::scan::ScanProgress::default();
+    let (first, _) = block_on(scan.execute_resuming(&mut progress, &mut |_| Ok(true))).unwrap();
+    assert_eq!(first.rows_returned, 1);
+    let default = deltalens_core::limits::max_skipped_levels();
+    assert_eq!(default, deltalens_core::limits::MAX_SKIPPED_LEVELS);
+    deltalens_core::limits::set_max_skipped_levels(1 << 20);
+    let (outcome, _, took) =
+        measured(|| block_on(scan.execute_resuming(&mut progress, &mut |_| Ok(true))));
+    deltalens_core::limits::set_max_skipped_levels(default);
+    println!("{size} B file, resumed after a row of 2^21 levels: {took:?}: {outcome:?}");
+    match outcome {
+        Err(Error::LimitExceeded { limit, .. }) => assert_eq!(limit, "MAX_SKIPPED_LEVELS"),
+        other => panic!("expected the skipped-levels limit, got {other:?}"),
+    }
+    // under the default limit the same resumption walks them and returns the next row
+    let mut next = Vec::new();
+    block_on(scan.execute_resuming(&mut progress, &mut |b| {
+        let lists = b.column(0).as_list::<i32>();
+        next.extend(
+            (0..b.num_rows()).map(|i| lists.value(i).as_primitive::<Int32Type>().values().to_vec()),
+        );
+        Ok(true)
+    }))
+    .unwrap();
+    assert_eq!(next, [vec![7]]);
+}

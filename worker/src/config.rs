@@ -41,6 +41,9 @@ pub struct Config {
     /// Bytes one Parquet page may claim uncompressed (the decoder refuses a larger page
     /// before allocating it): an isolate has 128 MB.
     pub max_page_bytes: u64,
+    /// Bytes of decompressed pages and dictionaries one row group's columns may hold at
+    /// once (each column keeps its current page): twice a page by default.
+    pub max_held_page_bytes: u64,
     /// Attempts after the first for a read that failed transiently.
     pub retries: u32,
     pub budgets: Budgets,
@@ -95,12 +98,13 @@ impl Config {
     /// The isolate's configuration: parsed from `env` on the first call, the same one
     /// (shared, never changed: a request's budgets are lowered on its own copy, see
     /// [`Config::for_request`]) on every later call. The first successful parse also
-    /// sets the core's Parquet page-size limit, which holds for the whole isolate.
+    /// sets the core's Parquet page-size and held-pages limits, which hold for the whole isolate.
     pub fn for_isolate(env: &Env) -> Result<Rc<Config>, String> {
         ISOLATE.with(|cell| {
             cell.get_or_init(|| {
                 let config = Config::from_env(env)?;
                 deltalens_core::limits::set_max_page_bytes(config.max_page_bytes);
+                deltalens_core::limits::set_max_held_page_bytes(config.max_held_page_bytes);
                 Ok(Rc::new(config))
             })
             .clone()
@@ -112,6 +116,7 @@ impl Config {
         let max_rows_buffered = number(env, "DELTALENS_MAX_ROWS_BUFFERED", 1_000_000)? as usize;
         let max_decoded_bytes = number(env, "DELTALENS_MAX_DECODED_BYTES", 256 << 20)?;
         let max_page_bytes = number(env, "DELTALENS_MAX_PAGE_BYTES", 32 << 20)?;
+        let max_held_page_bytes = number(env, "DELTALENS_MAX_HELD_PAGE_BYTES", 64 << 20)?;
         // as many as the tab (an Azure tail is a HEAD then a GET: a retry repeats both)
         let default_retries = deltalens_storage::RetryPolicy::default().retries;
         let retries = number(env, "DELTALENS_RETRIES", default_retries.into())?.min(10) as u32;
@@ -163,6 +168,7 @@ impl Config {
             max_rows_buffered,
             max_decoded_bytes,
             max_page_bytes,
+            max_held_page_bytes,
             retries,
             budgets,
             cors_origins: get(env, "DELTALENS_CORS_ORIGINS")

@@ -241,14 +241,16 @@ impl Error {
                 path: path.to_string(),
             };
         }
-        if let Some((value, max)) = page_too_large(&message) {
-            return Error::LimitExceeded {
-                limit: "MAX_PAGE_BYTES",
-                what: "a page's uncompressed size",
-                value,
-                max,
-                path: path.to_string(),
-            };
+        for (marker, limit, what) in DECODER_LIMITS {
+            if let Some((value, max)) = over_limit(&message, marker) {
+                return Error::LimitExceeded {
+                    limit,
+                    what,
+                    value,
+                    max,
+                    path: path.to_string(),
+                };
+            }
         }
         Error::Parquet {
             path: path.to_string(),
@@ -257,11 +259,30 @@ impl Error {
     }
 }
 
-/// The claimed size and the limit of a page the decoder refused as too large
-/// ([`crate::limits::MAX_PAGE_BYTES`]).
-fn page_too_large(message: &str) -> Option<(u64, u64)> {
-    use parquet::file::serialized_reader::PAGE_TOO_LARGE;
-    let (value, max) = message.split(PAGE_TOO_LARGE).nth(1)?.split_once(" > ")?;
+/// The limits the Parquet decoder enforces itself: the text its error starts with, the
+/// limit's name in [`crate::limits`], and what it limits.
+const DECODER_LIMITS: [(&str, &str, &str); 3] = [
+    (
+        parquet::file::serialized_reader::PAGE_TOO_LARGE,
+        "MAX_PAGE_BYTES",
+        "a page's uncompressed size",
+    ),
+    (
+        parquet::file::page_budget::PAGES_OVER_BUDGET,
+        "MAX_HELD_PAGE_BYTES",
+        "the decompressed pages and dictionaries of one row group's columns held at once (fewer columns hold less)",
+    ),
+    (
+        parquet::arrow::decode_budget::SKIP_OVER_BUDGET,
+        "MAX_SKIPPED_LEVELS",
+        "the levels and values one batch skips within pages (rows a resumed scan or the page index leaves out)",
+    ),
+];
+
+/// The value and the limit of a decoder error that starts with `marker` and ends with
+/// `<value> > <limit>`.
+fn over_limit(message: &str, marker: &str) -> Option<(u64, u64)> {
+    let (value, max) = message.split(marker).nth(1)?.split_once(" > ")?;
     let max = max.split(|c: char| !c.is_ascii_digit()).next()?;
     Some((value.trim().parse().ok()?, max.parse().ok()?))
 }

@@ -67,6 +67,50 @@ pub fn max_page_bytes() -> u64 {
     parquet::file::serialized_reader::max_uncompressed_page_size() as u64
 }
 
+/// Bytes of decompressed pages and decoded dictionaries the columns of one row group may
+/// hold at once (each column keeps its current page, and its dictionary, while a batch is
+/// decoded), charged before a page is decompressed (parquet's `page_budget`, vendor patch
+/// 23). Writers cut pages at about 1 MiB, so a row group of 500 columns holds about
+/// 500 MiB; a page of zeros claiming [`MAX_PAGE_BYTES`] compresses to kilobytes, so
+/// without this fifty such columns in a small file would hold gigabytes. This is the
+/// default; [`set_max_held_page_bytes`] lowers it for a process with little memory (the
+/// worker).
+pub const MAX_HELD_PAGE_BYTES: u64 = 512 << 20;
+
+static HELD_PAGE_BYTES: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(MAX_HELD_PAGE_BYTES);
+
+/// Sets the held-pages limit ([`MAX_HELD_PAGE_BYTES`] by default) for the whole process.
+pub fn set_max_held_page_bytes(bytes: u64) {
+    HELD_PAGE_BYTES.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The held-pages limit in force ([`set_max_held_page_bytes`]).
+pub fn max_held_page_bytes() -> u64 {
+    HELD_PAGE_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Levels and values one decoded batch may skip within pages (rows a deletion vector,
+/// a page selection or a limit leaves out), charged before they are walked (vendor patch
+/// 23). A whole page skipped costs nothing, but a page of a few bytes may claim 2^31
+/// run-length encoded levels, and walking them takes a second or two. Real pages hold
+/// 20,000 rows or about 1 MiB (writers' defaults), so a batch skips within at most a
+/// few pages per column; 2^28 levels is a few tenths of a second of work.
+pub const MAX_SKIPPED_LEVELS: u64 = 1 << 28;
+
+static SKIPPED_LEVELS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(MAX_SKIPPED_LEVELS);
+
+/// Sets the skipped-levels limit ([`MAX_SKIPPED_LEVELS`] by default) for the whole process.
+pub fn set_max_skipped_levels(levels: u64) {
+    SKIPPED_LEVELS.store(levels, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The skipped-levels limit in force ([`set_max_skipped_levels`]).
+pub fn max_skipped_levels() -> u64 {
+    SKIPPED_LEVELS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Bytes one decoded batch aims at (its Arrow arrays as allocated): checkpoints, sidecars
 /// and data files are decoded in batches whose row count is sized by the bytes per row of
 /// the batches before (the first batch of a file is one row), never more rows than asked

@@ -17,6 +17,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::arrow::push_decoder::ParquetPushDecoderBuilder;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataPushDecoder};
+use parquet::file::page_budget::{self, PageLedger};
 use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{Error, Result};
@@ -551,16 +552,19 @@ fn drain_reader(
     batches: &mut BatchSizer,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<Drained> {
+    let skipped = usize::try_from(limits::max_skipped_levels()).unwrap_or(usize::MAX);
     loop {
         let rows = batches.rows();
         reader.set_batch_size(rows);
         let (next, refused) =
             parquet::arrow::decode_budget::within(BatchSizer::value_ceiling(rows), || {
-                guarded(path, || {
-                    reader
-                        .next()
-                        .transpose()
-                        .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
+                parquet::arrow::decode_budget::skipping_within(skipped, || {
+                    guarded(path, || {
+                        reader
+                            .next()
+                            .transpose()
+                            .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
+                    })
                 })
             });
         if let Some(largest) = refused {
@@ -743,10 +747,17 @@ pub(crate) async fn decode_row_group<S: Storage + ?Sized>(
             done += b.num_rows();
             on_batch(b)
         };
+        // the pages and dictionaries this decoder's column readers hold at once
+        let pages =
+            PageLedger::new(usize::try_from(limits::max_held_page_bytes()).unwrap_or(usize::MAX));
         let refused = loop {
-            match guarded(path, || decoder.try_next_reader())? {
+            let next = page_budget::within(&pages, || guarded(path, || decoder.try_next_reader()))?;
+            match next {
                 DecodeResult::Data(reader) => {
-                    match drain_reader(path, reader, batches, &mut counted)? {
+                    let drained = page_budget::within(&pages, || {
+                        drain_reader(path, reader, batches, &mut counted)
+                    });
+                    match drained? {
                         Drained::Finished => {}
                         Drained::Stopped => return Ok(()),
                         Drained::Refused { rows, largest } => break (rows, largest),

@@ -100,6 +100,64 @@ pub(crate) fn refused() -> ParquetError {
     )
 }
 
+// deltalens patch 23: skipping rows walks levels and values that no batch holds: a page
+// of a few bytes may claim 2^31 run-length encoded levels, a second or two of work to
+// skip. The levels and values one step skips within a page are charged before they are
+// walked.
+
+/// The text an error over [`skipping_within`]'s ceiling starts with, followed by
+/// `<levels and values> > <ceiling>`.
+pub const SKIP_OVER_BUDGET: &str =
+    "skipping rows would walk more levels and values in one step than the limit: ";
+
+thread_local! {
+    /// Levels and values that may still be skipped, and the ceiling (`None`: none).
+    static SKIP_LEFT: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+}
+
+/// Restores the skip ceiling of an enclosing [`skipping_within`].
+struct RestoreSkip(Option<(usize, usize)>);
+
+impl Drop for RestoreSkip {
+    fn drop(&mut self) {
+        SKIP_LEFT.with(|s| s.set(self.0));
+    }
+}
+
+/// Runs `step` with at most `max_levels` levels and values skipped within pages on this
+/// thread (whole pages skipped by their header are not counted: they cost nothing).
+pub fn skipping_within<T>(max_levels: usize, step: impl FnOnce() -> T) -> T {
+    let _restore = RestoreSkip(SKIP_LEFT.with(|s| s.replace(Some((max_levels, max_levels)))));
+    step()
+}
+
+/// Of `levels` levels, how many may still be skipped; an error when none may.
+pub(crate) fn skip_room(levels: usize) -> Result<usize> {
+    match SKIP_LEFT.with(|s| s.get()) {
+        None => Ok(levels),
+        Some((0, max)) if levels > 0 => Err(skip_refused(levels, 0, max)),
+        Some((left, _)) => Ok(levels.min(left)),
+    }
+}
+
+/// Charges `levels` levels or values skipped: an error, and nothing charged, when they
+/// pass the ceiling.
+pub(crate) fn charge_skip(levels: usize) -> Result<()> {
+    SKIP_LEFT.with(|s| match s.get() {
+        None => Ok(()),
+        Some((left, max)) if levels <= left => {
+            s.set(Some((left - levels, max)));
+            Ok(())
+        }
+        Some((left, max)) => Err(skip_refused(levels, left, max)),
+    })
+}
+
+fn skip_refused(levels: usize, left: usize, max: usize) -> ParquetError {
+    let would = max.saturating_sub(left).saturating_add(levels);
+    ParquetError::General(format!("{SKIP_OVER_BUDGET}{would} > {max}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

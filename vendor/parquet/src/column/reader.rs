@@ -142,6 +142,10 @@ pub struct GenericColumnReader<R, D, V> {
     /// Width and remaining payload bytes for a nullable V1 FLBA page whose
     /// physical count is checked during normal level decoding, not a pre-scan.
     remaining_fixed_len_bytes: Option<(usize, usize)>,
+
+    /// (deltalens patch 23) The decoded copy of the current dictionary, charged to the
+    /// reader's page ledger while this column keeps it.
+    dictionary_held: crate::file::page_budget::Lease,
 }
 
 impl<V> GenericColumnReader<RepetitionLevelDecoderImpl, DefinitionLevelDecoderImpl, V>
@@ -212,6 +216,22 @@ fn charge_levels(_levels: usize, _each: usize) -> Result<()> {
     Ok(())
 }
 
+// deltalens patch 23: levels and values skipped within a page are charged to
+// `crate::arrow::decode_budget`'s skip ceiling before they are walked.
+
+#[cfg(feature = "arrow")]
+use crate::arrow::decode_budget::{charge_skip, skip_room};
+
+#[cfg(not(feature = "arrow"))]
+fn skip_room(levels: usize) -> Result<usize> {
+    Ok(levels)
+}
+
+#[cfg(not(feature = "arrow"))]
+fn charge_skip(_levels: usize) -> Result<()> {
+    Ok(())
+}
+
 impl<R, D, V> GenericColumnReader<R, D, V>
 where
     R: RepetitionLevelDecoder,
@@ -235,6 +255,7 @@ where
             values_decoder,
             has_record_delimiter: false,
             remaining_fixed_len_bytes: None,
+            dictionary_held: Default::default(),
         }
     }
 
@@ -419,8 +440,12 @@ where
 
             let (records_read, rep_levels_read) = match self.rep_level_decoder.as_mut() {
                 Some(decoder) => {
+                    // (deltalens patch 23) no more levels walked than the skip budget has
+                    // room for, charged
+                    let walk = skip_room(remaining_levels)?;
                     let (mut records_read, levels_read) =
-                        decoder.skip_rep_levels(remaining_records, remaining_levels)?;
+                        decoder.skip_rep_levels(remaining_records, walk)?;
+                    charge_skip(levels_read)?;
 
                     if levels_read == remaining_levels && self.has_record_delimiter {
                         check_partial_record_fits(records_read, remaining_records)?;
@@ -463,6 +488,8 @@ where
                 continue;
             }
 
+            // (deltalens patch 23) values skipped are charged before they are walked
+            charge_skip(values_read)?;
             let values = self.values_decoder.skip_values(values_read)?;
             if values != values_read {
                 return Err(general_err!(
@@ -508,6 +535,22 @@ where
     /// dictionaries, and so must consume the page through `get_next_page`
     /// while it is still available. Returns an error if the next page is not
     /// a dictionary page.
+    /// (deltalens patch 23) Decodes the dictionary page `buf` into the values decoder,
+    /// its decoded copy (values and offsets: at most twice the page) charged to the page
+    /// ledger first, in place of the dictionary it replaces.
+    fn set_dictionary(
+        &mut self,
+        buf: Bytes,
+        num_values: u32,
+        encoding: Encoding,
+        is_sorted: bool,
+    ) -> Result<()> {
+        self.dictionary_held = Default::default();
+        self.dictionary_held = crate::file::page_budget::lease(buf.len().saturating_mul(2))?;
+        self.values_decoder
+            .set_dict(buf, num_values, encoding, is_sorted)
+    }
+
     fn read_dictionary_page(&mut self) -> Result<()> {
         match self.page_reader.get_next_page()? {
             Some(Page::DictionaryPage {
@@ -515,9 +558,7 @@ where
                 num_values,
                 encoding,
                 is_sorted,
-            }) => self
-                .values_decoder
-                .set_dict(buf, num_values, encoding, is_sorted),
+            }) => self.set_dictionary(buf, num_values, encoding, is_sorted),
             _ => Err(ParquetError::General(
                 "Invalid page. Expecting dictionary page".to_string(),
             )),
@@ -533,9 +574,7 @@ where
                 num_values,
                 encoding,
                 is_sorted,
-            }) => self
-                .values_decoder
-                .set_dict(buf, num_values, encoding, is_sorted),
+            }) => self.set_dictionary(buf, num_values, encoding, is_sorted),
             Some(_) => Err(ParquetError::General(
                 "Invalid page. Expecting dictionary page".to_string(),
             )),
@@ -559,8 +598,7 @@ where
                             encoding,
                             is_sorted,
                         } => {
-                            self.values_decoder
-                                .set_dict(buf, num_values, encoding, is_sorted)?;
+                            self.set_dictionary(buf, num_values, encoding, is_sorted)?;
                         }
                         // 2. Data page v1
                         Page::DataPage {

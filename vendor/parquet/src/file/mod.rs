@@ -101,6 +101,8 @@
 pub mod column_crypto_metadata;
 pub mod metadata;
 pub mod page_index;
+// deltalens patch 23: the decompressed page bytes one reader holds at once
+pub mod page_budget;
 pub mod properties;
 pub mod reader;
 pub mod serialized_reader;

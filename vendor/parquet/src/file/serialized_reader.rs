@@ -485,6 +485,9 @@ pub(crate) fn decode_page(
                 return Err(general_err!("Invalid page header"));
             }
             let decompressed_size = uncompressed_page_size - offset;
+            // (deltalens patch 23) charged to the reader's page ledger before it is
+            // allocated, released when the page's buffer is dropped
+            let lease = crate::file::page_budget::lease(uncompressed_page_size)?;
             let mut decompressed = Vec::with_capacity(uncompressed_page_size);
             decompressed.extend_from_slice(&buffer[..offset]);
             // decompressed size of zero corresponds to a page with no non-null values
@@ -502,7 +505,10 @@ pub(crate) fn decode_page(
                 ));
             }
 
-            Bytes::from(decompressed)
+            Bytes::from_owner(crate::file::page_budget::LeasedBuffer {
+                data: decompressed,
+                _lease: lease,
+            })
         }
         _ => buffer,
     };
