@@ -1,9 +1,8 @@
 //! The cross-crate tests, one module per file beside this one, linked into one test
 //! binary: each file was a binary of its own (67–200 MB, each linking DataFusion), and
 //! linking them one by one was minutes of every CI run. Run one file's tests with
-//! `cargo test --workspace --exclude deltalens-web --test integration conformance::` (the
-//! module path is the file's name; `-p deltalens-tests` alone builds the presentation
-//! crate without the features the workspace turns on).
+//! `cargo test -p deltalens-tests --test integration conformance::` (the module path is
+//! the file's name).
 //!
 //! Three files stay binaries of their own (tests/Cargo.toml): `dictionary_amplification`
 //! counts every allocation with its own global allocator and changes process-wide limits,
