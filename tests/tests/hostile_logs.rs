@@ -420,7 +420,7 @@ fn parquet_regressions_from_fuzzing_are_errors() {
     }));
     let root = deltalens_tests::workspace_root().join("fuzz/regressions");
     let mut seen = 0;
-    for target in ["scan_parquet", "checkpoint_parquet"] {
+    for target in ["scan_parquet", "checkpoint_parquet", "scan_amplification"] {
         let Ok(dir) = std::fs::read_dir(root.join(target)) else {
             continue;
         };

@@ -1532,7 +1532,10 @@ fn schema_from_array_helper(
         Some(n) => {
             let repetition = element.repetition_type;
 
-            let mut fields = Vec::with_capacity(usize::try_from(n)?);
+            // (deltalens patch 24) a group's claimed child count sizes nothing: at most the
+            // elements left can be its children (more is the error below)
+            let left = num_elements.saturating_sub(index + 1);
+            let mut fields = Vec::with_capacity(usize::try_from(n)?.min(left));
             let mut next_index = index + 1;
             for _ in 0..n {
                 let child_result = schema_from_array_helper(elements, num_elements, next_index)?;
