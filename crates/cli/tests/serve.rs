@@ -654,7 +654,23 @@ fn only_get_and_head() {
         );
         assert_eq!(r.status, 405, "{method}");
         assert!(r.header("allow").unwrap().contains("GET"));
+        // the worker's answer: a JSON error document with the status table's code
+        assert_eq!(error_code(&r), "method_not_allowed", "{method}");
     }
+}
+
+/// The code of a JSON error document (`{"error": {"code", "message"}}`), as the worker
+/// answers its failures.
+fn error_code(r: &Response) -> String {
+    assert_eq!(r.header("content-type"), Some("application/json"), "{r:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{doc}"
+    );
+    doc["error"]["code"].as_str().unwrap().to_string()
 }
 
 #[test]
@@ -1062,6 +1078,7 @@ fn a_non_loopback_bind_needs_the_token() {
         let r = srv.get(path, &[]);
         assert_eq!(r.status, 401, "{path}: {r:?}");
         assert!(r.header("www-authenticate").is_some(), "{r:?}");
+        assert_eq!(error_code(&r), "unauthorized", "{path}");
         assert!(!contains(&r.body, &log0()[..40]));
         for wrong in ["Bearer nope", &format!("Bearer {token}x"), "Basic eDp5"] {
             let r = srv.get(path, &[("Authorization", wrong)]);

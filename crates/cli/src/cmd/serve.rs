@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use deltalens_api::{Failure, error_document};
 use deltalens_storage::http_range::{RangeAnswer, parse_range};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -138,18 +139,18 @@ async fn serve_request(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> 
             return Ok(!close);
         }
         Access::Refused => {
-            Answer::new("401 Unauthorized")
+            let (answer, body) = failed(Failure::Unauthorized, NEEDS_TOKEN);
+            answer
                 .header("WWW-Authenticate", "Bearer realm=\"deltalens\"")
-                .header("Content-Type", "text/plain; charset=utf-8")
                 .header("Cache-Control", "no-store")
                 .closing(close)
-                .send(stream, NEEDS_TOKEN.as_bytes(), head_only)
+                .send(stream, body.as_bytes(), head_only)
                 .await?;
             return Ok(!close);
         }
     }
     let cors = site.policy.cors(req.header("origin"));
-    let answer = match req.method.as_str() {
+    let (answer, body) = match req.method.as_str() {
         "GET" | "HEAD" => {
             if !site.relay.answer(stream, &req, cors.clone(), close).await? {
                 serve_file(site, stream, &req, cors, close).await?;
@@ -157,13 +158,23 @@ async fn serve_request(site: &Arc<Site>, stream: &mut TcpStream, head: &str) -> 
             return Ok(!close);
         }
         "OPTIONS" => match site.policy.preflight(&req) {
-            Some(allow) => Answer::new("204 No Content").headers(allow),
+            Some(allow) => (Answer::new("204 No Content").headers(allow), String::new()),
             None => not_allowed(cors),
         },
         _ => not_allowed(cors),
     };
-    answer.closing(close).send(stream, b"", false).await?;
+    answer
+        .closing(close)
+        .send(stream, body.as_bytes(), false)
+        .await?;
     Ok(!close)
+}
+
+/// The answer to `failure` as the worker and the relay routes give it: the status table's
+/// status and a JSON error document (`{"error": {"code", "message"}}`).
+fn failed(failure: Failure, why: &str) -> (Answer, String) {
+    let answer = Answer::new(failure.status_line()).header("Content-Type", "application/json");
+    (answer, error_document(failure.code(), why.trim_end()))
 }
 
 /// The text of a 401.
@@ -174,10 +185,12 @@ field)\n";
 
 /// 405: this server only reads (`OPTIONS` only as a CORS preflight from a configured
 /// origin; otherwise it is a method like any other it does not have).
-fn not_allowed(cors: Vec<(&'static str, String)>) -> Answer {
-    Answer::new("405 Method Not Allowed")
-        .header("Allow", "GET, HEAD")
-        .headers(cors)
+fn not_allowed(cors: Vec<(&'static str, String)>) -> (Answer, String) {
+    let (answer, body) = failed(
+        Failure::MethodNotAllowed,
+        "this server only reads: GET and HEAD (OPTIONS only as a CORS preflight from an origin given with --cors-origin)",
+    );
+    (answer.header("Allow", "GET, HEAD").headers(cors), body)
 }
 
 /// A refusal with a one-line explanation; the connection then closes.
