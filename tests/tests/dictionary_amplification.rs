@@ -1080,3 +1080,80 @@ fn skipping_a_row_of_more_levels_than_the_limit_is_refused() {
     .unwrap();
     assert_eq!(next, [vec![7]]);
 }
+
+/// A reviewer's finding: a column's offset index (its page locations) was read into a
+/// vector reserved for as many locations as its list header claims: a header claiming
+/// 2^31 - 1 asked for 51 GB, an abort nothing catches. The claim is now checked against
+/// the bytes left first. A scan with a limit reads the offset index (to fetch only the
+/// first pages): it answers or fails with an error, within the budget.
+#[test]
+fn an_offset_index_claiming_billions_of_pages_is_refused() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1000));
+    let batch = RecordBatch::try_new(schema.clone(), vec![ids]).unwrap();
+    let props = WriterProperties::builder()
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .build();
+    let mut file = written(schema, props, false, std::iter::once(batch));
+    let md = parquet::file::metadata::ParquetMetaDataReader::new()
+        .parse_and_finish(&bytes::Bytes::from(file.clone()))
+        .unwrap();
+    let at = md.row_group(0).column(0).offset_index_offset().unwrap() as usize;
+    // field 1, a list: its header becomes 2^31 - 1 structs (0xFC, then the size as a varint)
+    assert_eq!(
+        file[at], 0x19,
+        "an offset index starts with its list of page locations"
+    );
+    file[at + 1..at + 7].copy_from_slice(&[0xFC, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]);
+    let table = one_file_table(
+        file,
+        r#"{"name":"id","type":"long","nullable":false,"metadata":{}}"#,
+    );
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap
+        .scan(ScanOptions {
+            limit: Some(10),
+            ..ScanOptions::default()
+        })
+        .unwrap();
+    let (outcome, peak, took) = measured(|| block_on(scan.execute(&mut |_| Ok(true))));
+    println!(
+        "an offset index claiming 2^31 - 1 pages: {took:?}, peak {} MB: {outcome:?}",
+        mb(peak)
+    );
+    let err = outcome.unwrap_err().to_string();
+    assert!(err.contains("exceeds remaining input length"), "{err}");
+    assert!(peak <= BUDGET, "peak {} MB", mb(peak));
+}
+
+/// A reviewer's finding: a FIXED_LEN_BYTE_ARRAY column of width 0 holds any count of values
+/// in no bytes (an empty dictionary page claiming 2^31 of them reserved 8 GiB of offsets).
+/// No Delta type is zero bytes wide: the file is refused at its footer.
+#[test]
+fn a_zero_width_fixed_length_column_is_refused_at_the_footer() {
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let schema = parse_message_type("message m { optional fixed_len_byte_array(0) s; }").unwrap();
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut file = Vec::new();
+    let mut w = SerializedFileWriter::new(&mut file, Arc::new(schema), props).unwrap();
+    let mut rg = w.next_row_group().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    col.typed::<parquet::data_type::FixedLenByteArrayType>()
+        .write_batch(&[], Some(&[0]), None)
+        .unwrap();
+    col.close().unwrap();
+    rg.close().unwrap();
+    w.close().unwrap();
+    let table = one_file_table(
+        file,
+        r#"{"name":"s","type":"binary","nullable":true,"metadata":{}}"#,
+    );
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let scan = snap.scan(ScanOptions::default()).unwrap();
+    let err = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();
+    assert!(err.to_string().contains("zero bytes wide"), "{err}");
+}

@@ -237,6 +237,17 @@ fn check_fixed_lengths(md: &ParquetMetaData, path: &str) -> Result<()> {
     for column in schema.columns() {
         if column.physical_type() == parquet::basic::Type::FIXED_LEN_BYTE_ARRAY {
             let width = u64::try_from(column.type_length()).unwrap_or(u64::MAX);
+            // no Delta type is zero bytes wide, and a page of zero-width values claims any
+            // count for no bytes (a review's finding: a dictionary of 2^31 of them)
+            if width == 0 {
+                return Err(Error::parquet(
+                    path,
+                    format!(
+                        "the FIXED_LEN_BYTE_ARRAY column {} is zero bytes wide; the file is corrupt or was not written by a Delta writer",
+                        column.path()
+                    ),
+                ));
+            }
             limits::check(
                 "MAX_FIXED_LEN_BYTES",
                 "the width of a FIXED_LEN_BYTE_ARRAY column",

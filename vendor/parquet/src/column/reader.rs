@@ -488,8 +488,12 @@ where
                 continue;
             }
 
-            // (deltalens patch 23) values skipped are charged before they are walked
-            charge_skip(values_read)?;
+            // (deltalens patch 23) values skipped are charged before they are walked (a
+            // repeated column's levels were charged above, each at most one value: patch
+            // 25 charges them once)
+            if self.rep_level_decoder.is_none() {
+                charge_skip(values_read)?;
+            }
             let values = self.values_decoder.skip_values(values_read)?;
             if values != values_read {
                 return Err(general_err!(
@@ -536,8 +540,10 @@ where
     /// while it is still available. Returns an error if the next page is not
     /// a dictionary page.
     /// (deltalens patch 23) Decodes the dictionary page `buf` into the values decoder,
-    /// its decoded copy (values and offsets: at most twice the page) charged to the page
-    /// ledger first, in place of the dictionary it replaces.
+    /// its decoded copy charged to the page ledger first, in place of the dictionary it
+    /// replaces: twice the page (values and offsets), or 8 bytes for each of the
+    /// `num_values` it claims when that is more (patch 25: a boolean dictionary decodes a
+    /// bit into a byte, and an empty page of zero-width values claims any count).
     fn set_dictionary(
         &mut self,
         buf: Bytes,
@@ -546,7 +552,11 @@ where
         is_sorted: bool,
     ) -> Result<()> {
         self.dictionary_held = Default::default();
-        self.dictionary_held = crate::file::page_budget::lease(buf.len().saturating_mul(2))?;
+        let decoded = buf
+            .len()
+            .saturating_mul(2)
+            .max((num_values as usize).saturating_mul(8));
+        self.dictionary_held = crate::file::page_budget::lease(decoded)?;
         self.values_decoder
             .set_dict(buf, num_values, encoding, is_sorted)
     }

@@ -488,7 +488,9 @@ pub(crate) fn decode_page(
             // (deltalens patch 23) charged to the reader's page ledger before it is
             // allocated, released when the page's buffer is dropped
             let lease = crate::file::page_budget::lease(uncompressed_page_size)?;
-            let mut decompressed = Vec::with_capacity(uncompressed_page_size);
+            // (deltalens patch 25) one byte more: a codec that reads one byte past the
+            // claimed size, to find it wrong, would otherwise grow the page to twice it
+            let mut decompressed = Vec::with_capacity(uncompressed_page_size.saturating_add(1));
             decompressed.extend_from_slice(&buffer[..offset]);
             // decompressed size of zero corresponds to a page with no non-null values
             // see https://github.com/apache/parquet-format/blob/master/README.md#data-pages

@@ -23,7 +23,7 @@ use std::io::Write;
 
 use crate::parquet_thrift::{
     ElementType, FieldType, ReadThrift, ThriftCompactInputProtocol, ThriftCompactOutputProtocol,
-    WriteThrift, WriteThriftField, read_thrift_vec, validate_list_type,
+    WriteThrift, WriteThriftField, check_list_size, read_thrift_vec, validate_list_type,
 };
 use crate::{
     errors::{ParquetError, Result},
@@ -91,7 +91,13 @@ impl OffsetIndexMetaData {
         // we have to do this manually because we want to use the fast PageLocation decoder
         let list_ident = prot.read_list_begin()?;
         validate_list_type(ElementType::Struct, &list_ident)?;
-        let mut page_locations = Vec::with_capacity(list_ident.size as usize);
+        // (deltalens patch 25) the claimed count sizes no allocation: at most what the
+        // bytes left can hold (a page location takes at least 4 of them)
+        let size = usize::try_from(list_ident.size)
+            .map_err(|_| general_err!("a negative count of page locations"))?;
+        check_list_size(prot.remaining_bytes(), size)?;
+        let room = prot.remaining_bytes().map_or(1024, |left| left / 4);
+        let mut page_locations = Vec::with_capacity(size.min(room));
         for _ in 0..list_ident.size {
             page_locations.push(read_page_location(prot)?);
         }
