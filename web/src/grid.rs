@@ -100,142 +100,139 @@ fn copy(text: String, what: &str) -> String {
     format!("copied the {what} as JSON")
 }
 
-/// The grid over `loaded`; `types` names each column's Delta type; `near_end` is called
-/// when the view comes within a few screens of the last loaded row.
-#[component]
-pub fn WindowGrid(
+/// The grid's state: the loaded rows, where the view is, the sort and the selection
+/// (signals: copied into every handler).
+#[derive(Clone, Copy)]
+struct Grid {
     loaded: RwSignal<Option<Loaded>>,
-    types: Signal<Vec<String>>,
-    near_end: Callback<()>,
-    id: &'static str,
-) -> impl IntoView {
-    let scroll_top = RwSignal::new(0.0f64);
-    // the offset a scroll event saw, until the rows are drawn for it
-    let next_top = StoredValue::new(None::<f64>);
-    let view_px = RwSignal::new(0.0f64);
-    let sort = RwSignal::new(None::<(usize, bool)>);
-    let selected = RwSignal::new(None::<(usize, usize)>);
-    let said = RwSignal::new(String::new());
-    let el = NodeRef::<leptos::html::Div>::new();
-    let rows = Memo::new(move |_| loaded.with(|l| l.as_ref().map_or(0, |l| l.rows())));
-    // the order of the loaded rows: as loaded, or by the sorted column (again as pages
-    // arrive)
-    let order = Memo::new(move |_| {
-        let _ = rows.get();
-        let (col, desc) = sort.get()?;
-        loaded.with_untracked(|l| l.as_ref().and_then(|l| l.order_by(col, desc).ok()))
-    });
-    let at = move |pos: usize| {
-        order.with(|o| {
+    el: NodeRef<leptos::html::Div>,
+    scroll_top: RwSignal<f64>,
+    /// The offset a scroll event saw, until the rows are drawn for it.
+    next_top: StoredValue<Option<f64>>,
+    view_px: RwSignal<f64>,
+    /// The sorted column and whether descending.
+    sort: RwSignal<Option<(usize, bool)>>,
+    /// The selected cell: display position and column.
+    selected: RwSignal<Option<(usize, usize)>>,
+    /// What the last copy did.
+    said: RwSignal<String>,
+    rows: Memo<usize>,
+    /// The order of the loaded rows: as loaded, or by the sorted column (again as pages
+    /// arrive).
+    order: Memo<Option<Vec<usize>>>,
+}
+
+impl Grid {
+    fn new(loaded: RwSignal<Option<Loaded>>) -> Self {
+        let rows = Memo::new(move |_| loaded.with(|l| l.as_ref().map_or(0, |l| l.rows())));
+        let sort = RwSignal::new(None::<(usize, bool)>);
+        let order = Memo::new(move |_| {
+            let _ = rows.get();
+            let (col, desc) = sort.get()?;
+            loaded.with_untracked(|l| l.as_ref().and_then(|l| l.order_by(col, desc).ok()))
+        });
+        Grid {
+            loaded,
+            el: NodeRef::new(),
+            scroll_top: RwSignal::new(0.0),
+            next_top: StoredValue::new(None),
+            view_px: RwSignal::new(0.0),
+            sort,
+            selected: RwSignal::new(None),
+            said: RwSignal::new(String::new()),
+            rows,
+            order,
+        }
+    }
+
+    /// The loaded row shown at display position `pos`.
+    fn at(self, pos: usize) -> usize {
+        self.order.with(|o| {
             o.as_ref()
                 .map_or(pos, |o| o.get(pos).copied().unwrap_or(pos))
         })
-    };
-    let on_scroll = move |_| {
-        if let Some(e) = el.get_untracked() {
-            // the view's height is not read here (it is kept from the first result and
-            // each resize): reading it while rows are being appended forces a layout
-            // inside this handler, on every scroll step
-            let (top, view) = (e.scroll_top() as f64, view_px.get_untracked());
-            // the rows are drawn in a task of their own, not inside the frame that
-            // scrolled: a big jump shows the margin for a frame, and no frame waits for
-            // the new rows' script and their layout at once (a long task)
-            let pending = next_top.get_value().is_some();
-            next_top.set_value(Some(top));
-            if !pending {
-                set_timeout(
-                    move || {
-                        if let Some(t) = next_top.get_value() {
-                            next_top.set_value(None);
-                            scroll_top.set(t);
-                        }
-                    },
-                    std::time::Duration::ZERO,
-                );
+    }
+
+    /// Columns of the loaded rows.
+    fn width(self) -> usize {
+        self.loaded
+            .with_untracked(|l| l.as_ref().map_or(0, |l| l.schema().fields().len()))
+    }
+
+    /// A scroll step: draw the rows for the new offset in a task of their own, and ask for
+    /// more rows near the end.
+    fn scrolled(self, near_end: Callback<()>) {
+        let Some(e) = self.el.get_untracked() else {
+            return;
+        };
+        // the view's height is not read here (it is kept from the first result and each
+        // resize): reading it while rows are being appended forces a layout inside this
+        // handler, on every scroll step
+        let (top, view) = (e.scroll_top() as f64, self.view_px.get_untracked());
+        // the rows are drawn in a task of their own, not inside the frame that scrolled:
+        // a big jump shows the margin for a frame, and no frame waits for the new rows'
+        // script and their layout at once (a long task)
+        let pending = self.next_top.get_value().is_some();
+        self.next_top.set_value(Some(top));
+        if !pending {
+            set_timeout(
+                move || {
+                    if let Some(t) = self.next_top.get_value() {
+                        self.next_top.set_value(None);
+                        self.scroll_top.set(t);
+                    }
+                },
+                std::time::Duration::ZERO,
+            );
+        }
+        if top + 3.0 * view >= self.rows.get_untracked() as f64 * ROW_PX {
+            near_end.run(());
+        }
+    }
+
+    /// A new result starts at the top, unsorted; the view's height is read once per result
+    /// (reading it forces a layout: not on every page appended) and on every resize.
+    fn follow_results_and_resizes(self) {
+        Effect::new(move |prev: Option<usize>| {
+            let n = self.rows.get();
+            if n < prev.unwrap_or(0) {
+                self.sort.set(None);
+                self.selected.set(None);
+                if let Some(e) = self.el.get_untracked() {
+                    e.set_scroll_top(0);
+                }
+                self.scroll_top.set(0.0);
             }
-            if top + 3.0 * view >= rows.get_untracked() as f64 * ROW_PX {
-                near_end.run(());
+            if prev.unwrap_or(0) == 0 && n > 0 {
+                self.measure();
             }
+            n
+        });
+        // the view's height (65vh) changes with the window's
+        let on_resize = window_event_listener(leptos::ev::resize, move |_| self.measure());
+        on_cleanup(move || on_resize.remove());
+    }
+
+    fn measure(self) {
+        if let Some(e) = self.el.get_untracked() {
+            self.view_px.set(e.client_height() as f64);
         }
-    };
-    // a new result starts at the top, unsorted
-    Effect::new(move |prev: Option<usize>| {
-        let n = rows.get();
-        if n < prev.unwrap_or(0) {
-            sort.set(None);
-            selected.set(None);
-            if let Some(e) = el.get_untracked() {
-                e.set_scroll_top(0);
-            }
-            scroll_top.set(0.0);
-        }
-        // the view's height once per result (reading it forces a layout: not on every
-        // page appended; scrolling reads it too)
-        if prev.unwrap_or(0) == 0
-            && n > 0
-            && let Some(e) = el.get_untracked()
-        {
-            view_px.set(e.client_height() as f64);
-        }
-        n
-    });
-    // the view's height (65vh) changes with the window's
-    let on_resize = window_event_listener(leptos::ev::resize, move |_| {
-        if let Some(e) = el.get_untracked() {
-            view_px.set(e.client_height() as f64);
-        }
-    });
-    on_cleanup(move || on_resize.remove());
-    // the rows in view: a page appended below them changes nothing drawn but the body's
-    // height
-    let win = Memo::new(move |_| window(scroll_top.get(), view_px.get(), rows.get()));
-    // the headers, once per change of the rows (the table's width reads them too)
-    // the headers: built again only when the columns change; the notes (nulls and range
-    // of the loaded rows) change as pages arrive, as text in headers that stay
-    let head = Memo::new(move |_| {
-        loaded.with(|l| {
-            let Some(l) = l else { return Vec::new() };
-            let types = types.get();
-            l.schema()
-                .fields()
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    let ty = types.get(i).cloned().unwrap_or_default();
-                    let px = column_px(f.name(), &ty);
-                    (i, f.name().clone(), ty, px)
-                })
-                .collect::<Vec<_>>()
-        })
-    });
-    let notes = Memo::new(move |_| {
-        loaded.with(|l| {
-            let Some(l) = l else { return Vec::new() };
-            (0..l.schema().fields().len())
-                .map(|i| column_note(l, i))
-                .collect::<Vec<_>>()
-        })
-    });
-    let note = move |i: usize| notes.with(|n| n.get(i).cloned().unwrap_or_default());
-    // the rows in view, each keyed by the result, its position and the loaded row shown
-    // there: a scroll step adds and removes a row or two and keeps the rest of the DOM;
-    // a new result, a new order or a page appended out of view redraws nothing else
-    let result = Memo::new(move |_| loaded.with(|l| l.as_ref().map_or(0, Loaded::id)));
-    let keys = Memo::new(move |_| {
-        let id = result.get();
-        let (first, end) = win.get();
-        (first..end)
-            .map(|pos| (id, pos, at(pos)))
-            .collect::<Vec<_>>()
-    });
-    let row = move |(_, pos, shown): (u64, usize, usize)| {
-        let cells = loaded
+    }
+
+    /// The row drawn at `pos` (showing loaded row `shown`). A cell is drawn selected if it
+    /// is; later changes of the selection are made on the two cells concerned
+    /// ([`Grid::mark_selection`]: no effect per cell, a scroll step draws a screen of new
+    /// cells).
+    fn row(self, (_, pos, shown): (u64, usize, usize)) -> impl IntoView {
+        let cells = self
+            .loaded
             .with_untracked(|l| l.as_ref().map(|l| l.text(&[shown], "∅")))
             .unwrap_or(Ok(Vec::new()));
-        // a cell is drawn selected if it is; later changes of the selection are made by
-        // the effect below on the two cells concerned (no effect per cell: a scroll step
-        // draws a screen of new cells)
-        let picked = selected.get_untracked().filter(|s| s.0 == pos).map(|s| s.1);
+        let picked = self
+            .selected
+            .get_untracked()
+            .filter(|s| s.0 == pos)
+            .map(|s| s.1);
         let tds = match cells {
             Err(e) => view! { <div role="gridcell" class="error">{e.to_string()}</div> }.into_any(),
             Ok(mut cells) => cells
@@ -255,21 +252,25 @@ pub fn WindowGrid(
         };
         let top = format!("top: {}px", pos as f64 * ROW_PX);
         view! { <div role="row" class="row" aria-rowindex=(pos + 2).to_string() style=top>{tds}</div> }
-    };
-    // the selection moves: unmark the cell it left and mark the one it reached, if they
-    // are drawn
-    Effect::new(move |prev: Option<Option<(usize, usize)>>| {
-        let now = selected.get();
-        if let Some(Some(was)) = prev {
-            mark_cell(el, was, false);
-        }
-        if let Some(now) = now {
-            mark_cell(el, now, true);
-        }
-        now
-    });
-    // one listener for every cell: the row says its position, the cell its column
-    let on_click = move |ev: leptos::ev::MouseEvent| {
+    }
+
+    /// The selection moves: unmark the cell it left and mark the one it reached, if they
+    /// are drawn.
+    fn mark_selection(self) {
+        Effect::new(move |prev: Option<Option<(usize, usize)>>| {
+            let now = self.selected.get();
+            if let Some(Some(was)) = prev {
+                mark_cell(self.el, was, false);
+            }
+            if let Some(now) = now {
+                mark_cell(self.el, now, true);
+            }
+            now
+        });
+    }
+
+    /// One listener for every cell: the row says its position, the cell its column.
+    fn clicked(self, ev: leptos::ev::MouseEvent) {
         use wasm_bindgen::JsCast;
         let Some(td) = ev
             .target()
@@ -287,18 +288,21 @@ pub fn WindowGrid(
             .and_then(|i| i.parse::<usize>().ok())
             .and_then(|i| i.checked_sub(2));
         if let (Some(pos), Some(col)) = (pos, col) {
-            selected.set(Some((pos, col)));
+            self.selected.set(Some((pos, col)));
         }
-    };
-    // the body is as tall as every loaded row; each drawn row is placed at its offset
-    let body = move || format!("height: {}px", rows.get() as f64 * ROW_PX);
-    let copy_cell = move |_: ()| {
-        let Some((pos, c)) = selected.get_untracked() else {
+    }
+
+    /// Copies the selected cell, or its whole row, as JSON.
+    fn copy_selected(self, whole_row: bool) {
+        let Some((pos, c)) = self.selected.get_untracked() else {
             return;
         };
-        let out = loaded.with_untracked(|l| {
+        let out = self.loaded.with_untracked(|l| {
             let l = l.as_ref()?;
-            let row = l.row_json(at(pos)).ok()?;
+            let row = l.row_json(self.at(pos)).ok()?;
+            if whole_row {
+                return Some(row.to_string());
+            }
             let name = l.schema().fields().get(c)?.name().clone();
             Some(
                 row.get(&name)
@@ -307,98 +311,244 @@ pub fn WindowGrid(
                     .to_string(),
             )
         });
-        said.set(out.map_or("nothing to copy".into(), |t| copy(t, "cell")));
-    };
-    let copy_row = move |_: ()| {
-        let Some((pos, _)) = selected.get_untracked() else {
-            return;
+        let what = if whole_row { "row" } else { "cell" };
+        self.said
+            .set(out.map_or("nothing to copy".into(), |t| copy(t, what)));
+    }
+
+    /// Keys on the grid ([`key_action`]).
+    fn key(self, ev: leptos::ev::KeyboardEvent) {
+        let (n, width) = (self.rows.get_untracked(), self.width());
+        let at = self.selected.get_untracked().unwrap_or((0, 0));
+        let modifiers = Modifiers {
+            alt: ev.alt_key(),
+            ctrl_or_meta: ev.ctrl_key() || ev.meta_key(),
         };
-        let out =
-            loaded.with_untracked(|l| l.as_ref()?.row_json(at(pos)).ok().map(|r| r.to_string()));
-        said.set(out.map_or("nothing to copy".into(), |t| copy(t, "row")));
-    };
-    // keys on the grid: arrows move the selected cell (scrolling it into view), Home and
-    // End go to the first and last row, c or Ctrl+C copies the cell, r its row
-    let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        let n = rows.get_untracked();
-        let width = loaded.with_untracked(|l| l.as_ref().map_or(0, |l| l.schema().fields().len()));
-        if n == 0 || width == 0 {
+        let Some(action) = key_action(&ev.key(), modifiers, at, (n, width)) else {
             return;
-        }
-        let (pos, col) = selected.get_untracked().unwrap_or((0, 0));
-        let next = match ev.key().as_str() {
-            "ArrowDown" => Some((pos.saturating_add(1).min(n - 1), col)),
-            "ArrowUp" => Some((pos.saturating_sub(1), col)),
-            "ArrowRight" => Some((pos, col.saturating_add(1).min(width - 1))),
-            "ArrowLeft" => Some((pos, col.saturating_sub(1))),
-            "Home" => Some((0, col)),
-            "End" => Some((n - 1, col)),
-            "c" if !ev.alt_key() => {
-                copy_cell(());
-                None
-            }
-            "r" if !ev.ctrl_key() && !ev.meta_key() => {
-                copy_row(());
-                None
-            }
-            _ => return,
         };
         ev.prevent_default();
-        let Some((p, c)) = next else { return };
-        selected.set(Some((p, c)));
-        if let Some(e) = el.get_untracked() {
-            let top = p as f64 * ROW_PX;
-            let head = 3.0 * ROW_PX;
-            let (st, ch) = (e.scroll_top() as f64, e.client_height() as f64);
-            if top < st {
-                e.set_scroll_top(top as i32);
-            } else if top + ROW_PX + head > st + ch {
-                e.set_scroll_top((top + ROW_PX + head - ch) as i32);
+        match action {
+            KeyAction::Copy { whole_row } => self.copy_selected(whole_row),
+            KeyAction::Select(p, c) => {
+                self.selected.set(Some((p, c)));
+                self.scroll_to(p);
             }
-            scroll_top.set(e.scroll_top() as f64);
-            view_px.set(ch);
+        }
+    }
+
+    /// Scrolls row `p` into view, below the sticky header.
+    fn scroll_to(self, p: usize) {
+        let Some(e) = self.el.get_untracked() else {
+            return;
+        };
+        let top = p as f64 * ROW_PX;
+        let head = 3.0 * ROW_PX;
+        let (st, ch) = (e.scroll_top() as f64, e.client_height() as f64);
+        if top < st {
+            e.set_scroll_top(top as i32);
+        } else if top + ROW_PX + head > st + ch {
+            e.set_scroll_top((top + ROW_PX + head - ch) as i32);
+        }
+        self.scroll_top.set(e.scroll_top() as f64);
+        self.view_px.set(ch);
+    }
+}
+
+/// The modifier keys held with a key.
+#[derive(Clone, Copy, Default)]
+struct Modifiers {
+    alt: bool,
+    ctrl_or_meta: bool,
+}
+
+/// What a key on the grid does.
+#[derive(Debug, PartialEq)]
+enum KeyAction {
+    /// Select this cell (display position, column).
+    Select(usize, usize),
+    /// Copy the selected cell, or its row.
+    Copy { whole_row: bool },
+}
+
+/// The action of `key` with the cell `at` selected in a grid of `size` (rows, columns):
+/// arrows move the selection, Home and End go to the first and last row, c or Ctrl+C
+/// copies the cell, r its row; nothing for other keys or an empty grid.
+fn key_action(
+    key: &str,
+    held: Modifiers,
+    (pos, col): (usize, usize),
+    (rows, columns): (usize, usize),
+) -> Option<KeyAction> {
+    if rows == 0 || columns == 0 {
+        return None;
+    }
+    let select = |p: usize, c: usize| Some(KeyAction::Select(p, c));
+    match key {
+        "ArrowDown" => select(pos.saturating_add(1).min(rows - 1), col),
+        "ArrowUp" => select(pos.saturating_sub(1), col),
+        "ArrowRight" => select(pos, col.saturating_add(1).min(columns - 1)),
+        "ArrowLeft" => select(pos, col.saturating_sub(1)),
+        "Home" => select(0, col),
+        "End" => select(rows - 1, col),
+        "c" if !held.alt => Some(KeyAction::Copy { whole_row: false }),
+        "r" if !held.ctrl_or_meta => Some(KeyAction::Copy { whole_row: true }),
+        _ => None,
+    }
+}
+
+/// Each column's position, name, Delta type and width: built again only when the columns
+/// change.
+fn column_heads(
+    loaded: RwSignal<Option<Loaded>>,
+    types: Signal<Vec<String>>,
+) -> Memo<Vec<(usize, String, String, u32)>> {
+    Memo::new(move |_| {
+        loaded.with(|l| {
+            let Some(l) = l else { return Vec::new() };
+            let types = types.get();
+            l.schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let ty = types.get(i).cloned().unwrap_or_default();
+                    let px = column_px(f.name(), &ty);
+                    (i, f.name().clone(), ty, px)
+                })
+                .collect::<Vec<_>>()
+        })
+    })
+}
+
+/// Each column's note (nulls and range of the loaded rows): text that changes as pages
+/// arrive, in headers that stay.
+fn column_notes(loaded: RwSignal<Option<Loaded>>) -> Memo<Vec<String>> {
+    Memo::new(move |_| {
+        loaded.with(|l| {
+            let Some(l) = l else { return Vec::new() };
+            (0..l.schema().fields().len())
+                .map(|i| column_note(l, i))
+                .collect::<Vec<_>>()
+        })
+    })
+}
+
+/// The grid's CSS: its width and its columns' (`--cols`).
+fn grid_style(heads: &[(usize, String, String, u32)]) -> String {
+    format!(
+        "width: {}px; --cols: {}",
+        heads.iter().map(|c| c.3).sum::<u32>().max(1),
+        heads
+            .iter()
+            .map(|c| format!("{}px", c.3))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+/// The copy buttons, the keys' hint and what the last copy did.
+#[component]
+fn GridTools(grid: Grid) -> impl IntoView {
+    let none = move || grid.selected.get().is_none();
+    let hint = move || {
+        if none() {
+            "select a cell (click, or focus the grid and use the arrows) to copy it or its row as JSON"
+        } else {
+            "arrows move, c copies the cell, r the row"
         }
     };
     view! {
         <div class="grid-tools">
-            <button type="button" id="copy-cell" disabled=move || selected.get().is_none() on:click=move |_| copy_cell(())>"Copy cell"</button>
-            <button type="button" id="copy-row" disabled=move || selected.get().is_none() on:click=move |_| copy_row(())>"Copy row"</button>
-            <span class="muted">{move || if selected.get().is_some() { "arrows move, c copies the cell, r the row".to_string() } else { "select a cell (click, or focus the grid and use the arrows) to copy it or its row as JSON".into() }}</span>
-            <span role="status" id="copy-said">{move || said.get()}</span>
+            <button type="button" id="copy-cell" disabled=none on:click=move |_| grid.copy_selected(false)>"Copy cell"</button>
+            <button type="button" id="copy-row" disabled=none on:click=move |_| grid.copy_selected(true)>"Copy row"</button>
+            <span class="muted">{hint}</span>
+            <span role="status" id="copy-said">{move || grid.said.get()}</span>
         </div>
-        <div class="scroll window grid" node_ref=el tabindex="0" role="region" aria-label="rows" on:scroll=on_scroll on:keydown=on_key>
+    }
+}
+
+/// One column's header: a button that sorts the loaded rows by it (ascending, descending,
+/// as loaded), its type and its note.
+#[component]
+fn ColumnHeader(
+    grid: Grid,
+    i: usize,
+    name: String,
+    ty: String,
+    notes: Memo<Vec<String>>,
+) -> impl IntoView {
+    let sort = grid.sort;
+    let state = move || match sort.get() {
+        Some((c, false)) if c == i => "ascending",
+        Some((c, true)) if c == i => "descending",
+        _ => "none",
+    };
+    let next = move |s: Option<(usize, bool)>| match s {
+        Some((c, false)) if c == i => Some((i, true)),
+        Some((c, true)) if c == i => None,
+        _ => Some((i, false)),
+    };
+    let note = move || notes.with(|n| n.get(i).cloned().unwrap_or_default());
+    view! {
+        <div role="columnheader" class="th" aria-sort=state>
+            <button type="button" class="sort" title="sort the loaded rows"
+                on:click=move |_| sort.update(|s| *s = next(*s))>
+                <span class="name">{name}</span>
+            </button>
+            <span class="type">{ty}</span>
+            <span class="stats" title=note>{note}</span>
+        </div>
+    }
+}
+
+/// The grid over `loaded`; `types` names each column's Delta type; `near_end` is called
+/// when the view comes within a few screens of the last loaded row.
+#[component]
+pub fn WindowGrid(
+    loaded: RwSignal<Option<Loaded>>,
+    types: Signal<Vec<String>>,
+    near_end: Callback<()>,
+    id: &'static str,
+) -> impl IntoView {
+    let grid = Grid::new(loaded);
+    grid.follow_results_and_resizes();
+    grid.mark_selection();
+    let rows = grid.rows;
+    // the rows in view: a page appended below them changes nothing drawn but the body's
+    // height
+    let win = Memo::new(move |_| window(grid.scroll_top.get(), grid.view_px.get(), rows.get()));
+    let heads = column_heads(loaded, types);
+    let notes = column_notes(loaded);
+    // the rows in view, each keyed by the result, its position and the loaded row shown
+    // there: a scroll step adds and removes a row or two and keeps the rest of the DOM;
+    // a new result, a new order or a page appended out of view redraws nothing else
+    let result = Memo::new(move |_| loaded.with(|l| l.as_ref().map_or(0, Loaded::id)));
+    let keys = Memo::new(move |_| {
+        let id = result.get();
+        let (first, end) = win.get();
+        (first..end)
+            .map(|pos| (id, pos, grid.at(pos)))
+            .collect::<Vec<_>>()
+    });
+    // the body is as tall as every loaded row; each drawn row is placed at its offset
+    let body = move || format!("height: {}px", rows.get() as f64 * ROW_PX);
+    view! {
+        <GridTools grid=grid />
+        <div class="scroll window grid" node_ref=grid.el tabindex="0" role="region" aria-label="rows"
+            on:scroll=move |_| grid.scrolled(near_end) on:keydown=move |ev| grid.key(ev)>
             // divs, not a table: each row is laid out alone (contained, at its offset),
             // so a scroll step lays out the rows it adds and nothing else
             <div id=id class="wgrid" role="grid" aria-rowcount=move || (rows.get() + 1).to_string()
-                aria-colcount=move || head.with(Vec::len).to_string()
-                style=move || head.with(|h| format!("width: {}px; --cols: {}",
-                    h.iter().map(|c| c.3).sum::<u32>().max(1),
-                    h.iter().map(|c| format!("{}px", c.3)).collect::<Vec<_>>().join(" "))) >
+                aria-colcount=move || heads.with(Vec::len).to_string()
+                style=move || heads.with(|h| grid_style(h))>
                 <div class="whead"><div role="row" class="hrow" aria-rowindex="1">
-                    {move || head.get().into_iter().map(|(i, name, ty, _)| {
-                        let state = move || match sort.get() {
-                            Some((c, false)) if c == i => "ascending",
-                            Some((c, true)) if c == i => "descending",
-                            _ => "none",
-                        };
-                        view! {
-                            <div role="columnheader" class="th" aria-sort=state>
-                                <button type="button" class="sort" title="sort the loaded rows"
-                                    on:click=move |_| sort.update(|s| *s = match *s {
-                                        Some((c, false)) if c == i => Some((i, true)),
-                                        Some((c, true)) if c == i => None,
-                                        _ => Some((i, false)),
-                                    })>
-                                    <span class="name">{name}</span>
-                                </button>
-                                <span class="type">{ty}</span>
-                                <span class="stats" title=move || note(i)>{move || note(i)}</span>
-                            </div>
-                        }
+                    {move || heads.get().into_iter().map(|(i, name, ty, _)| view! {
+                        <ColumnHeader grid=grid i=i name=name ty=ty notes=notes />
                     }).collect_view()}
                 </div></div>
-                <div class="wbody" style=body on:click=on_click>
-                    <For each=move || keys.get() key=|k| *k children=row />
+                <div class="wbody" style=body on:click=move |ev| grid.clicked(ev)>
+                    <For each=move || keys.get() key=|k| *k children=move |k| grid.row(k) />
                 </div>
             </div>
         </div>
@@ -415,6 +565,36 @@ mod tests {
         assert_eq!(column_px("a_rather_long_column_name", "long"), 28 * 8 + 14);
         assert_eq!(column_px(&"x".repeat(500), "string"), 40 * 8 + 14);
         assert_eq!(column_px("s", "struct<a:int>"), 32 * 8 + 14);
+    }
+
+    #[wasm_bindgen_test::wasm_bindgen_test]
+    fn keys_move_the_selection_within_the_grid_and_copy() {
+        let none = Modifiers::default();
+        let size = (3, 2);
+        let at = |key, pos| key_action(key, none, pos, size);
+        assert_eq!(at("ArrowDown", (0, 0)), Some(KeyAction::Select(1, 0)));
+        assert_eq!(at("ArrowDown", (2, 1)), Some(KeyAction::Select(2, 1)));
+        assert_eq!(at("ArrowUp", (0, 1)), Some(KeyAction::Select(0, 1)));
+        assert_eq!(at("ArrowRight", (1, 1)), Some(KeyAction::Select(1, 1)));
+        assert_eq!(at("ArrowLeft", (1, 1)), Some(KeyAction::Select(1, 0)));
+        assert_eq!(at("Home", (2, 1)), Some(KeyAction::Select(0, 1)));
+        assert_eq!(at("End", (0, 1)), Some(KeyAction::Select(2, 1)));
+        assert_eq!(at("c", (0, 0)), Some(KeyAction::Copy { whole_row: false }));
+        assert_eq!(at("r", (0, 0)), Some(KeyAction::Copy { whole_row: true }));
+        assert_eq!(at("x", (0, 0)), None);
+        let alt = Modifiers { alt: true, ..none };
+        assert_eq!(key_action("c", alt, (0, 0), size), None);
+        let ctrl = Modifiers {
+            ctrl_or_meta: true,
+            ..none
+        };
+        assert_eq!(
+            key_action("c", ctrl, (0, 0), size),
+            Some(KeyAction::Copy { whole_row: false })
+        );
+        assert_eq!(key_action("r", ctrl, (0, 0), size), None);
+        assert_eq!(key_action("ArrowDown", none, (0, 0), (0, 2)), None);
+        assert_eq!(key_action("ArrowDown", none, (0, 0), (3, 0)), None);
     }
 
     #[wasm_bindgen_test::wasm_bindgen_test]

@@ -41,31 +41,7 @@ pub fn App() -> impl IntoView {
     // whether the table URL field holds what the user typed or picked from their own
     // opens (not what a link put there): only then does their Open bind typed secrets
     let typed = RwSignal::new(start.table.is_none());
-    let answer = move |with_credentials: bool| {
-        ctx.answer_link(with_credentials, &form.get_untracked());
-    };
-    // Back and Forward restore the table, version and tab; keys: `/` focuses the filter,
-    // `[` and `]` step versions (not while typing in a field)
-    let on_pop = window_event_listener(leptos::ev::popstate, move |_| {
-        ctx.restore(&form.get_untracked());
-    });
-    let on_key = window_event_listener(leptos::ev::keydown, move |ev| global_keys(ctx, &ev));
-    on_cleanup(move || {
-        on_pop.remove();
-        on_key.remove();
-    });
-    // progress: requests and bytes while anything runs
-    let progress = set_interval_with_handle(
-        move || {
-            if ctx.busy.get_untracked().is_some() || ctx.counting.get_untracked().is_some() {
-                ctx.refresh_io();
-            }
-        },
-        Duration::from_millis(200),
-    );
-    if let Ok(h) = progress {
-        on_cleanup(move || h.clear());
-    }
+    follow_the_page(ctx, form);
     // the user's own Open of what they typed: the secrets typed since they were last bound
     // are bound to where this open reads, and the form is stored only here, with
     // "remember" ticked; a URL a link left in the field opens as the link would
@@ -102,17 +78,7 @@ pub fn App() -> impl IntoView {
             </form>
         </header>
         <Show when=move || ctx.pending.get().is_some()>
-            <div id="confirm-open" class="confirm" role="alertdialog" aria-labelledby="confirm-text">
-                <p id="confirm-text">"This link opens "
-                    <code id="confirm-table">{move || ctx.pending.get().map(|c| c.table).unwrap_or_default()}</code>
-                    {move || ctx.pending.get().and_then(|c| c.via).map(|v| view! { " through the relay " <code id="confirm-via">{v}</code> })}
-                    ". The "{move || ctx.pending.get().map(|c| c.secrets.join(" and ")).unwrap_or_default()}
-                    " remembered on this device for "
-                    <code id="confirm-origin">{move || ctx.pending.get().and_then(|c| c.origin).unwrap_or_default()}</code>
-                    " would be sent there. Send them?"</p>
-                <button id="confirm-with" on:click=move |_| answer(true)>"Open with my credentials"</button>
-                <button id="confirm-without" on:click=move |_| answer(false)>"Open without credentials"</button>
-            </div>
+            <ConfirmLink form />
         </Show>
         <Status />
         <Show when=move || ctx.session.get().is_none() && ctx.pending.get().is_none()>
@@ -122,31 +88,89 @@ pub fn App() -> impl IntoView {
             <crate::catalog::CatalogBrowser form />
         </Show>
         <Show when=move || ctx.session.get().is_some() && ctx.catalog.get().is_none()>
-            <VersionBar />
-            <nav class="tabs" role="tablist" aria-label="table views" on:keydown=move |ev| tab_keys(ctx, &ev)>
-                {Tab::ALL.into_iter().map(|t| view! {
-                    <button class="tab" id=format!("tab-{}", t.name()) role="tab"
-                        aria-controls="panel"
-                        aria-selected=move || (ctx.tab.get() == t).to_string()
-                        tabindex=move || if ctx.tab.get() == t { "0" } else { "-1" }
-                        class:active=move || ctx.tab.get() == t
-                        on:click=move |_| ctx.show_tab(t)>
-                        {t.name()}
-                    </button>
-                }).collect_view()}
-            </nav>
-            <main id="panel" role="tabpanel" aria-labelledby=move || format!("tab-{}", ctx.tab.get().name())>
-                {move || match ctx.tab.get() {
-                    Tab::Overview => tabs::overview::Overview().into_any(),
-                    Tab::Schema => tabs::schema::SchemaTab().into_any(),
-                    Tab::History => tabs::history::HistoryTab().into_any(),
-                    Tab::Data => tabs::data::DataTab().into_any(),
-                    Tab::Changes => tabs::changes::ChangesTab().into_any(),
-                    Tab::Diff => tabs::diff::DiffTab().into_any(),
-                    Tab::Files => tabs::files::FilesTab().into_any(),
-                }}
-            </main>
+            <TableViews />
         </Show>
+    }
+}
+
+/// Back and Forward restore the table, version and tab; keys: `/` focuses the filter, `[`
+/// and `]` step versions (not while typing in a field); requests and bytes are refreshed
+/// while anything runs. Each listener ends with the page's owner.
+fn follow_the_page(ctx: Ctx, form: RwSignal<Form>) {
+    let on_pop = window_event_listener(leptos::ev::popstate, move |_| {
+        ctx.restore(&form.get_untracked());
+    });
+    let on_key = window_event_listener(leptos::ev::keydown, move |ev| global_keys(ctx, &ev));
+    on_cleanup(move || {
+        on_pop.remove();
+        on_key.remove();
+    });
+    let progress = set_interval_with_handle(
+        move || {
+            if ctx.busy.get_untracked().is_some() || ctx.counting.get_untracked().is_some() {
+                ctx.refresh_io();
+            }
+        },
+        Duration::from_millis(200),
+    );
+    if let Ok(h) = progress {
+        on_cleanup(move || h.clear());
+    }
+}
+
+/// The question a link asks before the secrets remembered for an origin go with it: the
+/// table, the link's relay, which secrets and for which origin, named
+/// (`Ctx::open_link`); the answer goes to `Ctx::answer_link`.
+#[component]
+fn ConfirmLink(form: RwSignal<Form>) -> impl IntoView {
+    let ctx = use_ctx();
+    let answer = move |with_credentials: bool| {
+        ctx.answer_link(with_credentials, &form.get_untracked());
+    };
+    view! {
+        <div id="confirm-open" class="confirm" role="alertdialog" aria-labelledby="confirm-text">
+            <p id="confirm-text">"This link opens "
+                <code id="confirm-table">{move || ctx.pending.get().map(|c| c.table).unwrap_or_default()}</code>
+                {move || ctx.pending.get().and_then(|c| c.via).map(|v| view! { " through the relay " <code id="confirm-via">{v}</code> })}
+                ". The "{move || ctx.pending.get().map(|c| c.secrets.join(" and ")).unwrap_or_default()}
+                " remembered on this device for "
+                <code id="confirm-origin">{move || ctx.pending.get().and_then(|c| c.origin).unwrap_or_default()}</code>
+                " would be sent there. Send them?"</p>
+            <button id="confirm-with" on:click=move |_| answer(true)>"Open with my credentials"</button>
+            <button id="confirm-without" on:click=move |_| answer(false)>"Open without credentials"</button>
+        </div>
+    }
+}
+
+/// An open table's views: the version bar, the tab bar and the tab shown.
+#[component]
+fn TableViews() -> impl IntoView {
+    let ctx = use_ctx();
+    view! {
+        <VersionBar />
+        <nav class="tabs" role="tablist" aria-label="table views" on:keydown=move |ev| tab_keys(ctx, &ev)>
+            {Tab::ALL.into_iter().map(|t| view! {
+                <button class="tab" id=format!("tab-{}", t.name()) role="tab"
+                    aria-controls="panel"
+                    aria-selected=move || (ctx.tab.get() == t).to_string()
+                    tabindex=move || if ctx.tab.get() == t { "0" } else { "-1" }
+                    class:active=move || ctx.tab.get() == t
+                    on:click=move |_| ctx.show_tab(t)>
+                    {t.name()}
+                </button>
+            }).collect_view()}
+        </nav>
+        <main id="panel" role="tabpanel" aria-labelledby=move || format!("tab-{}", ctx.tab.get().name())>
+            {move || match ctx.tab.get() {
+                Tab::Overview => tabs::overview::Overview().into_any(),
+                Tab::Schema => tabs::schema::SchemaTab().into_any(),
+                Tab::History => tabs::history::HistoryTab().into_any(),
+                Tab::Data => tabs::data::DataTab().into_any(),
+                Tab::Changes => tabs::changes::ChangesTab().into_any(),
+                Tab::Diff => tabs::diff::DiffTab().into_any(),
+                Tab::Files => tabs::files::FilesTab().into_any(),
+            }}
+        </main>
     }
 }
 

@@ -16,7 +16,7 @@ use crate::errors::explain;
 use crate::grid::WindowGrid;
 use crate::rows;
 use crate::session::Session;
-use crate::state::{use_ctx, yield_to_browser};
+use crate::state::{Ctx, use_ctx, yield_to_browser};
 
 /// The media type of a Parquet download.
 const PARQUET_TYPE: &str = "application/vnd.apache.parquet";
@@ -129,33 +129,76 @@ pub fn DataTab() -> impl IntoView {
             run();
         }
     });
-    // CSV and Arrow written here; Parquet by the codec module (fetched on the first
-    // Parquet download) from the rows as an Arrow stream
-    let download = move |parquet: bool, kind: Format| {
-        let v = ctx.shown_version().unwrap_or(0);
-        let out = loaded.with_untracked(|l| match l {
-            Some(l) => rows::file(kind, l.schema(), l.batches()).map(Some),
-            None => Ok(None),
-        });
-        let data = match out {
-            Ok(Some(d)) => d,
-            Ok(None) => return,
-            Err(e) => return ctx.error.set(Some(e)),
-        };
-        if !parquet {
-            let name = format!("deltalens-v{v}.{}", kind.extension());
-            if let Err(e) = rows::download(&name, kind.content_type(), &data) {
-                ctx.error.set(Some(e));
-            }
-            return;
-        }
-        ctx.run("writing Parquet", async move {
-            let file = crate::extras::parquet_from_ipc(&data).await?;
-            rows::download(&format!("deltalens-v{v}.parquet"), PARQUET_TYPE, &file)
-        });
+    let download = move |parquet: bool, kind: Format| download_rows(ctx, loaded, parquet, kind);
+    let types = column_types(ctx, loaded);
+    view! {
+        <section id="data">
+            <form class="inline" on:submit=move |ev| { ev.prevent_default(); limit.set(limit.get_untracked().max(1)); run(); }>
+                <input id="filter" type="text" aria-label="filter (SQL WHERE)" placeholder="filter, e.g. price > 10 AND brand = 'nars'"
+                    prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
+                <label>"first rows "<input id="limit" class="num" type="number" min="1"
+                    prop:value=move || limit.get().to_string()
+                    on:change=move |ev| limit.set(event_target_value(&ev).parse().unwrap_or(STEP)) /></label>
+                <button id="run" type="submit">"Run"</button>
+                <span class="downloads">"download: "
+                    <button type="button" on:click=move |_| download(false, Format::Csv)>"CSV"</button>
+                    <button type="button" on:click=move |_| download(true, Format::Arrow)>"Parquet"</button>
+                    <button type="button" on:click=move |_| download(false, Format::Arrow)>"Arrow"</button>
+                </span>
+            </form>
+            <ColumnPicker picked=picked />
+            <p class="summary" id="data-summary">{move || {
+                summary(loaded.with(|l| l.as_ref().map_or(0, |l| l.rows())), status.get())
+            }}</p>
+            {move || if waiting.get() {
+                view! { <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div><div></div></div> }.into_any()
+            } else {
+                view! { <WindowGrid loaded=loaded types=types near_end=more id="data-grid" /> }.into_any()
+            }}
+        </section>
+    }
+}
+
+/// The Data tab's summary line: rows loaded, and the requests and bytes of the result.
+fn summary(rows: usize, (requests, bytes, done): (u64, u64, bool)) -> String {
+    let more = if done || rows == 0 {
+        ""
+    } else {
+        " · scroll for more"
     };
-    // the Delta type of each loaded column, once per result
-    let types = Signal::from(Memo::new(move |_| {
+    format!("{rows} rows · {requests} requests, {bytes} bytes for this result{more}")
+}
+
+/// Downloads the loaded rows as `kind`: CSV and Arrow written here; Parquet (`parquet`,
+/// `kind` Arrow) by the codec module (fetched on the first Parquet download) from the rows
+/// as an Arrow stream.
+fn download_rows(ctx: Ctx, loaded: RwSignal<Option<Loaded>>, parquet: bool, kind: Format) {
+    let v = ctx.shown_version().unwrap_or(0);
+    let out = loaded.with_untracked(|l| match l {
+        Some(l) => rows::file(kind, l.schema(), l.batches()).map(Some),
+        None => Ok(None),
+    });
+    let data = match out {
+        Ok(Some(d)) => d,
+        Ok(None) => return,
+        Err(e) => return ctx.error.set(Some(e)),
+    };
+    if !parquet {
+        let name = format!("deltalens-v{v}.{}", kind.extension());
+        if let Err(e) = rows::download(&name, kind.content_type(), &data) {
+            ctx.error.set(Some(e));
+        }
+        return;
+    }
+    ctx.run("writing Parquet", async move {
+        let file = crate::extras::parquet_from_ipc(&data).await?;
+        rows::download(&format!("deltalens-v{v}.parquet"), PARQUET_TYPE, &file)
+    });
+}
+
+/// The Delta type of each loaded column, once per result.
+fn column_types(ctx: Ctx, loaded: RwSignal<Option<Loaded>>) -> Signal<Vec<String>> {
+    Signal::from(Memo::new(move |_| {
         let Some(info) = ctx.info.get() else {
             return Vec::new();
         };
@@ -173,7 +216,14 @@ pub fn DataTab() -> impl IntoView {
                     .collect()
             })
         })
-    }));
+    }))
+}
+
+/// The table's columns (Flink's `columnNames`): a box each, all ticked until one is
+/// unticked; `picked` holds the ticked ones (`None`: all).
+#[component]
+fn ColumnPicker(picked: RwSignal<Option<BTreeSet<String>>>) -> impl IntoView {
+    let ctx = use_ctx();
     let columns = move || {
         let Some(s) = ctx.info.get() else {
             return Vec::new();
@@ -184,49 +234,27 @@ pub fn DataTab() -> impl IntoView {
             .map(|f| f.name.clone())
             .collect::<Vec<_>>()
     };
-    view! {
-        <section id="data">
-            <form class="inline" on:submit=move |ev| { ev.prevent_default(); limit.set(limit.get_untracked().max(1)); run(); }>
-                <input id="filter" type="text" aria-label="filter (SQL WHERE)" placeholder="filter, e.g. price > 10 AND brand = 'nars'"
-                    prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
-                <label>"first rows "<input id="limit" class="num" type="number" min="1"
-                    prop:value=move || limit.get().to_string()
-                    on:change=move |ev| limit.set(event_target_value(&ev).parse().unwrap_or(STEP)) /></label>
-                <button id="run" type="submit">"Run"</button>
-                <span class="downloads">"download: "
-                    <button type="button" on:click=move |_| download(false, Format::Csv)>"CSV"</button>
-                    <button type="button" on:click=move |_| download(true, Format::Arrow)>"Parquet"</button>
-                    <button type="button" on:click=move |_| download(false, Format::Arrow)>"Arrow"</button>
-                </span>
-            </form>
-            <details class="columns"><summary>"columns"</summary>
-                {move || columns().into_iter().map(|c| {
-                    let c2 = c.clone();
-                    let c3 = c.clone();
-                    view! { <label><input type="checkbox" class="col-pick"
-                        prop:checked=move || picked.get().is_none_or(|p| p.contains(&c2))
-                        on:change=move |ev| {
-                            let on = event_target_checked(&ev);
-                            let all: BTreeSet<String> = columns().into_iter().collect();
-                            picked.update(|p| {
-                                let set = p.get_or_insert_with(|| all.clone());
-                                if on { set.insert(c3.clone()); } else { set.remove(&c3); }
-                            });
-                        } />{c}</label> }
-                }).collect_view()}
-            </details>
-            <p class="summary" id="data-summary">{move || {
-                let rows = loaded.with(|l| l.as_ref().map_or(0, |l| l.rows()));
-                let (requests, bytes, done) = status.get();
-                let more = if done || rows == 0 { "" } else { " · scroll for more" };
-                format!("{rows} rows · {requests} requests, {bytes} bytes for this result{more}")
-            }}</p>
-            {move || if waiting.get() {
-                view! { <div class="skeleton" aria-hidden="true"><div></div><div></div><div></div><div></div></div> }.into_any()
+    let toggle = move |column: &String, on: bool| {
+        let all: BTreeSet<String> = columns().into_iter().collect();
+        picked.update(|p| {
+            let set = p.get_or_insert_with(|| all.clone());
+            if on {
+                set.insert(column.clone());
             } else {
-                view! { <WindowGrid loaded=loaded types=types near_end=more id="data-grid" /> }.into_any()
-            }}
-        </section>
+                set.remove(column);
+            }
+        });
+    };
+    view! {
+        <details class="columns"><summary>"columns"</summary>
+            {move || columns().into_iter().map(|c| {
+                let shown = c.clone();
+                let ticked = c.clone();
+                view! { <label><input type="checkbox" class="col-pick"
+                    prop:checked=move || picked.get().is_none_or(|p| p.contains(&ticked))
+                    on:change=move |ev| toggle(&c, event_target_checked(&ev)) />{shown}</label> }
+            }).collect_view()}
+        </details>
     }
 }
 
