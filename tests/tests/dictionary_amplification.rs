@@ -1012,38 +1012,26 @@ fn the_pages_a_row_group_holds_at_once_are_bounded() {
 /// memory, two bytes each.)
 #[test]
 fn skipping_a_row_of_more_levels_than_the_limit_is_refused() {
-    use parquet::file::writer::SerializedFileWriter;
-    use parquet::schema::parser::parse_message_type;
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let schema = parse_message_type(
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+        .set_data_page_size_limit(usize::MAX)
+        .set_data_page_row_count_limit(usize::MAX)
+        .build();
+    let file = one_column_file::<parquet::data_type::Int32Type>(
         "message m { optional group l (LIST) { repeated group list { optional int32 element; } } }",
-    )
-    .unwrap();
-    let props = Arc::new(
-        WriterProperties::builder()
-            .set_dictionary_enabled(false)
-            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
-            .set_data_page_size_limit(usize::MAX)
-            .set_data_page_row_count_limit(usize::MAX)
-            .build(),
+        props,
+        |l| {
+            // row 0: a list of 2^21 null elements (definition level 2)
+            let nulls = vec![2i16; 1 << 21];
+            let mut rep = vec![1i16; 1 << 21];
+            rep[0] = 0;
+            l.write_batch(&[], Some(&nulls), Some(&rep)).unwrap();
+            // row 1: [7]
+            l.write_batch(&[7], Some(&[3]), Some(&[0])).unwrap();
+        },
     );
-    let mut file = Vec::new();
-    let mut w = SerializedFileWriter::new(&mut file, Arc::new(schema), props).unwrap();
-    let mut rg = w.next_row_group().unwrap();
-    let mut col = rg.next_column().unwrap().unwrap();
-    {
-        let l = col.typed::<parquet::data_type::Int32Type>();
-        // row 0: a list of 2^21 null elements (definition level 2)
-        let nulls = vec![2i16; 1 << 21];
-        let mut rep = vec![1i16; 1 << 21];
-        rep[0] = 0;
-        l.write_batch(&[], Some(&nulls), Some(&rep)).unwrap();
-        // row 1: [7]
-        l.write_batch(&[7], Some(&[3]), Some(&[0])).unwrap();
-    }
-    col.close().unwrap();
-    rg.close().unwrap();
-    w.close().unwrap();
     let size = file.len();
     let fields = r#"{"name":"l","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}"#;
     let table = one_file_table(file, fields);
@@ -1133,21 +1121,14 @@ fn an_offset_index_claiming_billions_of_pages_is_refused() {
 /// No Delta type is zero bytes wide: the file is refused at its footer.
 #[test]
 fn a_zero_width_fixed_length_column_is_refused_at_the_footer() {
-    use parquet::file::writer::SerializedFileWriter;
-    use parquet::schema::parser::parse_message_type;
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let schema = parse_message_type("message m { optional fixed_len_byte_array(0) s; }").unwrap();
-    let props = Arc::new(WriterProperties::builder().build());
-    let mut file = Vec::new();
-    let mut w = SerializedFileWriter::new(&mut file, Arc::new(schema), props).unwrap();
-    let mut rg = w.next_row_group().unwrap();
-    let mut col = rg.next_column().unwrap().unwrap();
-    col.typed::<parquet::data_type::FixedLenByteArrayType>()
-        .write_batch(&[], Some(&[0]), None)
-        .unwrap();
-    col.close().unwrap();
-    rg.close().unwrap();
-    w.close().unwrap();
+    let file = one_column_file::<parquet::data_type::FixedLenByteArrayType>(
+        "message m { optional fixed_len_byte_array(0) s; }",
+        WriterProperties::builder().build(),
+        |s| {
+            s.write_batch(&[], Some(&[0]), None).unwrap();
+        },
+    );
     let table = one_file_table(
         file,
         r#"{"name":"s","type":"binary","nullable":true,"metadata":{}}"#,
@@ -1156,4 +1137,24 @@ fn a_zero_width_fixed_length_column_is_refused_at_the_footer() {
     let scan = snap.scan(ScanOptions::default()).unwrap();
     let err = block_on(scan.execute(&mut |_| Ok(true))).unwrap_err();
     assert!(err.to_string().contains("zero bytes wide"), "{err}");
+}
+
+/// A file of one row group of the one column `message` declares, its values written by
+/// `write` (with the low-level writer: levels and values as given).
+fn one_column_file<T: parquet::data_type::DataType>(
+    message: &str,
+    props: WriterProperties,
+    write: impl FnOnce(&mut parquet::column::writer::ColumnWriterImpl<'_, T>),
+) -> Vec<u8> {
+    use parquet::file::writer::SerializedFileWriter;
+    let schema = parquet::schema::parser::parse_message_type(message).unwrap();
+    let mut file = Vec::new();
+    let mut w = SerializedFileWriter::new(&mut file, Arc::new(schema), Arc::new(props)).unwrap();
+    let mut rg = w.next_row_group().unwrap();
+    let mut col = rg.next_column().unwrap().unwrap();
+    write(col.typed::<T>());
+    col.close().unwrap();
+    rg.close().unwrap();
+    w.close().unwrap();
+    file
 }

@@ -77,38 +77,53 @@ pub fn max_page_bytes() -> u64 {
 /// worker).
 pub const MAX_HELD_PAGE_BYTES: u64 = 512 << 20;
 
-static HELD_PAGE_BYTES: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(MAX_HELD_PAGE_BYTES);
+static HELD_PAGE_BYTES: Setting = Setting::new(MAX_HELD_PAGE_BYTES);
 
 /// Sets the held-pages limit ([`MAX_HELD_PAGE_BYTES`] by default) for the whole process.
 pub fn set_max_held_page_bytes(bytes: u64) {
-    HELD_PAGE_BYTES.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    HELD_PAGE_BYTES.set(bytes);
 }
 
 /// The held-pages limit in force ([`set_max_held_page_bytes`]).
 pub fn max_held_page_bytes() -> u64 {
-    HELD_PAGE_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+    HELD_PAGE_BYTES.get()
 }
 
-/// Levels and values one decoded batch may skip within pages (rows a deletion vector,
-/// a page selection or a limit leaves out), charged before they are walked (vendor patch
+/// Levels and values one decoded batch may skip within pages (rows a resumed scan, the
+/// page index or a limit leaves out), charged before they are walked (vendor patch
 /// 23). A whole page skipped costs nothing, but a page of a few bytes may claim 2^31
 /// run-length encoded levels, and walking them takes a second or two. Real pages hold
 /// 20,000 rows or about 1 MiB (writers' defaults), so a batch skips within at most a
 /// few pages per column; 2^28 levels is a few tenths of a second of work.
 pub const MAX_SKIPPED_LEVELS: u64 = 1 << 28;
 
-static SKIPPED_LEVELS: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(MAX_SKIPPED_LEVELS);
+static SKIPPED_LEVELS: Setting = Setting::new(MAX_SKIPPED_LEVELS);
 
 /// Sets the skipped-levels limit ([`MAX_SKIPPED_LEVELS`] by default) for the whole process.
 pub fn set_max_skipped_levels(levels: u64) {
-    SKIPPED_LEVELS.store(levels, std::sync::atomic::Ordering::Relaxed);
+    SKIPPED_LEVELS.set(levels);
 }
 
 /// The skipped-levels limit in force ([`set_max_skipped_levels`]).
 pub fn max_skipped_levels() -> u64 {
-    SKIPPED_LEVELS.load(std::sync::atomic::Ordering::Relaxed)
+    SKIPPED_LEVELS.get()
+}
+
+/// A limit a process may lower for itself (the worker, a test), read by every decode.
+struct Setting(std::sync::atomic::AtomicU64);
+
+impl Setting {
+    const fn new(default: u64) -> Setting {
+        Setting(std::sync::atomic::AtomicU64::new(default))
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn set(&self, value: u64) {
+        self.0.store(value, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// Bytes one decoded batch aims at (its Arrow arrays as allocated): checkpoints, sidecars
