@@ -1158,3 +1158,174 @@ fn one_column_file<T: parquet::data_type::DataType>(
     w.close().unwrap();
     file
 }
+
+/// A Parquet file of no rows whose schema is written by hand (compact Thrift): under the
+/// root, a chain of `depth` nested optional groups, and at its bottom `leaves` optional
+/// INT64 columns. Each group costs 8 bytes of footer and each leaf 8.
+fn nested_schema_file(depth: usize, leaves: usize) -> Vec<u8> {
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    fn list_header(out: &mut Vec<u8>, size: usize) {
+        // elements: structs (12)
+        if size < 15 {
+            out.push(((size as u8) << 4) | 0x0C);
+        } else {
+            out.push(0xFC);
+            varint(out, size as u64);
+        }
+    }
+    // an element's fields: 1 type, 3 repetition_type, 4 name, 5 num_children (i32: 5,
+    // zigzag; binary: 8)
+    let group = |out: &mut Vec<u8>, children: usize| {
+        out.extend([0x35, 0x02, 0x18, 0x01, b'g', 0x15]);
+        varint(out, (children as u64) << 1);
+        out.push(0);
+    };
+    let mut meta = vec![0x15, 0x04, 0x19]; // version 2, then the schema list
+    list_header(&mut meta, 1 + depth + leaves);
+    meta.extend([0x48, 0x01, b'r', 0x15, 0x02, 0x00]); // the root, one child
+    for d in 0..depth {
+        group(&mut meta, if d + 1 == depth { leaves } else { 1 });
+    }
+    for _ in 0..leaves {
+        meta.extend([0x15, 0x04, 0x25, 0x02, 0x18, 0x01, b'x', 0x00]); // INT64, OPTIONAL
+    }
+    meta.extend([0x16, 0x00, 0x19, 0x0C, 0x00]); // num_rows 0, no row groups, STOP
+    let mut file = b"PAR1".to_vec();
+    file.extend(&meta);
+    file.extend((meta.len() as u32).to_le_bytes());
+    file.extend(b"PAR1");
+    file
+}
+
+/// The error a scan of a table whose one data file is `file` ends with, on a thread of
+/// 2 MiB of stack (a worker thread's), with its peak memory and duration.
+fn scan_error_on_a_small_stack(file: Vec<u8>) -> (String, usize, Duration) {
+    let table = one_file_table(
+        file,
+        r#"{"name":"g","type":"long","nullable":true,"metadata":{}}"#,
+    );
+    let (outcome, peak, took) = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            measured(|| {
+                let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+                let scan = snap.scan(ScanOptions::default()).unwrap();
+                block_on(scan.execute(&mut |_| Ok(true)))
+            })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    match outcome {
+        Err(Error::LimitExceeded { limit, .. }) => (limit.to_string(), peak, took),
+        other => panic!("expected a named limit, got {other:?}"),
+    }
+}
+
+/// A review finding: the Parquet schema is rebuilt from its flat list by recursion, one
+/// call per level of nesting, and nothing bounded the depth: an 800 KB footer of 100,000
+/// nested groups overflowed a worker thread's stack (an abort nothing catches). The depth
+/// is checked, without recursion, before anything is built (`MAX_SCHEMA_DEPTH`).
+#[test]
+fn a_schema_nested_deeper_than_the_limit_is_refused() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (limit, peak, took) = scan_error_on_a_small_stack(nested_schema_file(100_000, 1));
+    println!(
+        "a schema 100,000 groups deep: {limit} after {took:?}, peak {} MB",
+        mb(peak)
+    );
+    assert_eq!(limit, "MAX_SCHEMA_DEPTH");
+    assert!(peak <= BUDGET, "peak {} MB", mb(peak));
+}
+
+/// A review finding: each leaf column's path (every group above it) was copied when the
+/// schema was built, before the number of columns was checked: 200,000 leaves under 100
+/// groups, a 1.6 MB footer, made 20 million strings. The sum of the leaves' path lengths
+/// is checked before any is built (`MAX_SCHEMA_PATH_ELEMENTS`).
+#[test]
+fn a_schema_of_many_deep_columns_is_refused_before_its_paths_are_built() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    let (limit, peak, took) = scan_error_on_a_small_stack(nested_schema_file(100, 200_000));
+    println!(
+        "200,000 leaves under 100 groups: {limit} after {took:?}, peak {} MB",
+        mb(peak)
+    );
+    assert_eq!(limit, "MAX_SCHEMA_PATH_ELEMENTS");
+    assert!(peak <= 64 << 20, "peak {} MB", mb(peak));
+}
+
+/// A review finding: the skipped-levels ceiling held per batch, so a file of many row
+/// groups could make each skip just under it (row groups × seconds). It holds per file:
+/// here three row groups each skip a row of 600,000 levels inside a page (the page index
+/// of `id` rules the row out; the list column's one page holds both rows), under a limit
+/// lowered to 2^20: each skip passes alone, the three together are refused.
+#[test]
+fn the_levels_skipped_within_pages_are_bounded_per_file() {
+    let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
+    use parquet::data_type::Int32Type as I32;
+    use parquet::file::writer::SerializedFileWriter;
+    const LEVELS: usize = 600_000;
+    let message = "message m { required int32 id; optional group l (LIST) { repeated group list { optional int32 element; } } }";
+    let schema = Arc::new(parquet::schema::parser::parse_message_type(message).unwrap());
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(false)
+        .set_column_data_page_row_count_limit(ColumnPath::from("id"), 1)
+        .set_data_page_size_limit(usize::MAX)
+        .build();
+    let mut file = Vec::new();
+    let mut w = SerializedFileWriter::new(&mut file, schema, Arc::new(props)).unwrap();
+    for _ in 0..3 {
+        let mut rg = w.next_row_group().unwrap();
+        let mut id = rg.next_column().unwrap().unwrap();
+        for v in [0, 1] {
+            id.typed::<I32>().write_batch(&[v], None, None).unwrap();
+        }
+        id.close().unwrap();
+        let mut l = rg.next_column().unwrap().unwrap();
+        // row 0: a list of LEVELS null elements; row 1: [7]
+        let mut rep = vec![1i16; LEVELS];
+        rep[0] = 0;
+        let l_writer = l.typed::<I32>();
+        l_writer
+            .write_batch(&[], Some(&vec![2i16; LEVELS]), Some(&rep))
+            .unwrap();
+        l_writer.write_batch(&[7], Some(&[3]), Some(&[0])).unwrap();
+        l.close().unwrap();
+        rg.close().unwrap();
+    }
+    w.close().unwrap();
+    let fields = r#"{"name":"id","type":"integer","nullable":false,"metadata":{}},{"name":"l","type":{"type":"array","elementType":"integer","containsNull":true},"nullable":true,"metadata":{}}"#;
+    let table = one_file_table(file, fields);
+    let snap = block_on(table.snapshot(VersionSpec::Latest)).unwrap();
+    let options = || ScanOptions {
+        filter: Some(deltalens_core::predicate::Predicate::parse("id = 1").unwrap()),
+        ..ScanOptions::default()
+    };
+    let scan = snap.scan(options()).unwrap();
+    // under the default limit: the three [7]s, the three long rows ruled out by the index
+    let mut lists = Vec::new();
+    let m = block_on(scan.execute(&mut |b| {
+        let l = b.column(1).as_list::<i32>();
+        lists.extend(
+            (0..b.num_rows()).map(|i| l.value(i).as_primitive::<Int32Type>().values().to_vec()),
+        );
+        Ok(true)
+    }))
+    .unwrap();
+    assert_eq!(lists, [vec![7], vec![7], vec![7]]);
+    assert_eq!(m.rows_skipped_by_page_index, 3, "{m:?}");
+    let default = deltalens_core::limits::max_skipped_levels();
+    deltalens_core::limits::set_max_skipped_levels(1 << 20);
+    let outcome = block_on(snap.scan(options()).unwrap().execute(&mut |_| Ok(true)));
+    deltalens_core::limits::set_max_skipped_levels(default);
+    match outcome {
+        Err(Error::LimitExceeded { limit, .. }) => assert_eq!(limit, "MAX_SKIPPED_LEVELS"),
+        other => panic!("expected the skipped-levels limit, got {other:?}"),
+    }
+}

@@ -261,7 +261,7 @@ impl Error {
 
 /// The limits the Parquet decoder enforces itself: the text its error starts with, the
 /// limit's name in [`crate::limits`], and what it limits.
-const DECODER_LIMITS: [(&str, &str, &str); 3] = [
+const DECODER_LIMITS: [(&str, &str, &str); 5] = [
     (
         parquet::file::serialized_reader::PAGE_TOO_LARGE,
         "MAX_PAGE_BYTES",
@@ -275,7 +275,17 @@ const DECODER_LIMITS: [(&str, &str, &str); 3] = [
     (
         parquet::arrow::decode_budget::SKIP_OVER_BUDGET,
         "MAX_SKIPPED_LEVELS",
-        "the levels and values one batch skips within pages (rows a resumed scan or the page index leaves out)",
+        "the levels and values one data file's decoding skips within pages (rows a resumed scan or the page index leaves out)",
+    ),
+    (
+        parquet::schema::types::SCHEMA_TOO_DEEP,
+        "MAX_SCHEMA_DEPTH",
+        "the nesting depth of a data file's schema",
+    ),
+    (
+        parquet::schema::types::SCHEMA_PATHS_OVER_BUDGET,
+        "MAX_SCHEMA_PATH_ELEMENTS",
+        "the path elements of a data file's leaf columns together (columns x their depth)",
     ),
 ];
 

@@ -26,6 +26,16 @@ pub const MAX_UNLISTED_VERSIONS: u64 = 1_000_000;
 /// 200,000-column schema did not scan in a minute while lookups were quadratic).
 pub const MAX_SCHEMA_COLUMNS: u64 = 65_536;
 
+/// Nesting depth of a data file's Parquet schema, checked by the decoder before it builds
+/// anything recursively (vendor patch 26: 100,000 nested groups in an 800 KB footer
+/// overflowed a thread's stack). A Delta schema nests far less.
+pub const MAX_SCHEMA_DEPTH: u64 = parquet::schema::types::MAX_SCHEMA_DEPTH as u64;
+
+/// Path elements of a data file's leaf columns together (each leaf's path names every
+/// group above it), checked before the paths are built (vendor patch 26: 200,000 leaves
+/// under 100 groups made 20 million strings from a 1.6 MB footer).
+pub const MAX_SCHEMA_PATH_ELEMENTS: u64 = parquet::schema::types::MAX_SCHEMA_PATH_ELEMENTS as u64;
+
 /// Bytes of one partition value: it is copied into every row of a file's batches, so a
 /// 1 MB value would make 8 GB of one 8,192-row batch (real values are names, dates and
 /// numbers).
@@ -89,12 +99,14 @@ pub fn max_held_page_bytes() -> u64 {
     HELD_PAGE_BYTES.get()
 }
 
-/// Levels and values one decoded batch may skip within pages (rows a resumed scan, the
-/// page index or a limit leaves out), charged before they are walked (vendor patch
-/// 23). A whole page skipped costs nothing, but a page of a few bytes may claim 2^31
-/// run-length encoded levels, and walking them takes a second or two. Real pages hold
-/// 20,000 rows or about 1 MiB (writers' defaults), so a batch skips within at most a
-/// few pages per column; 2^28 levels is a few tenths of a second of work.
+/// Levels and values the decoding of one data file may skip within pages (rows a
+/// resumed scan, the page index or a limit leaves out), charged before they are walked
+/// (vendor patches 23 and 26: per file, so that many row groups each skipping just under
+/// a per-batch ceiling cannot add up). A whole page skipped costs nothing, but a page of
+/// a few bytes may claim 2^31 run-length encoded levels, and walking them takes a second
+/// or two. Real pages hold 20,000 rows or about 1 MiB (writers' defaults), so a file
+/// skips within at most a few pages per column and row group; 2^28 levels is a second or
+/// so of work.
 pub const MAX_SKIPPED_LEVELS: u64 = 1 << 28;
 
 static SKIPPED_LEVELS: Setting = Setting::new(MAX_SKIPPED_LEVELS);

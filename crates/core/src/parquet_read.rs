@@ -409,6 +409,9 @@ pub(crate) struct BatchSizer {
     /// Never more rows than this: halved by each batch refused for passing
     /// [`limits::BATCH_VALUE_BYTES`] (`usize::MAX`: none refused).
     cap: usize,
+    /// Levels and values the file's decoding may still skip within pages
+    /// ([`limits::max_skipped_levels`], for all its row groups and batches).
+    skip_left: usize,
 }
 
 impl BatchSizer {
@@ -421,6 +424,7 @@ impl BatchSizer {
             row_overhead: 0,
             per_row: 0,
             cap: usize::MAX,
+            skip_left: skip_ceiling(),
         }
     }
 
@@ -563,21 +567,24 @@ fn drain_reader(
     batches: &mut BatchSizer,
     on_batch: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<Drained> {
-    let skipped = usize::try_from(limits::max_skipped_levels()).unwrap_or(usize::MAX);
     loop {
         let rows = batches.rows();
         reader.set_batch_size(rows);
-        let (next, refused) =
+        let ((next, skip_left), refused) =
             parquet::arrow::decode_budget::within(BatchSizer::value_ceiling(rows), || {
-                parquet::arrow::decode_budget::skipping_within(skipped, || {
-                    guarded(path, || {
-                        reader
-                            .next()
-                            .transpose()
-                            .map_err(|e| parquet::errors::ParquetError::ArrowError(e.to_string()))
-                    })
-                })
+                parquet::arrow::decode_budget::skipping_within(
+                    batches.skip_left,
+                    skip_ceiling(),
+                    || {
+                        guarded(path, || {
+                            reader.next().transpose().map_err(|e| {
+                                parquet::errors::ParquetError::ArrowError(e.to_string())
+                            })
+                        })
+                    },
+                )
             });
+        batches.skip_left = skip_left;
         if let Some(largest) = refused {
             if rows <= 1 {
                 // (over max(BATCH_VALUE_BYTES, the page limit): the name of the first,
@@ -600,6 +607,11 @@ fn drain_reader(
             return Ok(Drained::Stopped);
         }
     }
+}
+
+/// [`limits::max_skipped_levels`] as the decoder counts.
+fn skip_ceiling() -> usize {
+    usize::try_from(limits::max_skipped_levels()).unwrap_or(usize::MAX)
 }
 
 /// `selection` without its first `done` selected rows (they become skipped).

@@ -108,7 +108,7 @@ pub(crate) fn refused() -> ParquetError {
 /// The text an error over [`skipping_within`]'s ceiling starts with, followed by
 /// `<levels and values> > <ceiling>`.
 pub const SKIP_OVER_BUDGET: &str =
-    "skipping rows would walk more levels and values in one step than the limit: ";
+    "skipping rows would walk more levels and values within pages than the limit: ";
 
 thread_local! {
     /// Levels and values that may still be skipped, and the ceiling (`None`: none).
@@ -124,11 +124,16 @@ impl Drop for RestoreSkip {
     }
 }
 
-/// Runs `step` with at most `max_levels` levels and values skipped within pages on this
-/// thread (whole pages skipped by their header are not counted: they cost nothing).
-pub fn skipping_within<T>(max_levels: usize, step: impl FnOnce() -> T) -> T {
-    let _restore = RestoreSkip(SKIP_LEFT.with(|s| s.replace(Some((max_levels, max_levels)))));
-    step()
+/// Runs `step` with at most `left` levels and values skipped within pages on this thread
+/// (whole pages skipped by their header are not counted: they cost nothing), of a ceiling
+/// of `max` (an error names it; `left` is what earlier steps of the same budget, e.g. the
+/// row groups of one file before, left of it: deltalens patch 26). Answers `step`'s
+/// result and what is left after it.
+pub fn skipping_within<T>(left: usize, max: usize, step: impl FnOnce() -> T) -> (T, usize) {
+    let _restore = RestoreSkip(SKIP_LEFT.with(|s| s.replace(Some((left.min(max), max)))));
+    let out = step();
+    let after = SKIP_LEFT.with(|s| s.get()).map_or(left, |(left, _)| left);
+    (out, after)
 }
 
 /// Of `levels` levels, how many may still be skipped; an error when none may.

@@ -1424,6 +1424,7 @@ fn check_logical_type(logical_type: Option<&LogicalType>) -> Result<()> {
 // convert thrift decoded array of `SchemaElement` into this crate's representation of
 // parquet types. this function consumes `elements`.
 pub(crate) fn parquet_schema_from_array(elements: Vec<SchemaElement<'_>>) -> Result<TypePtr> {
+    check_schema_shape(&elements)?;
     let mut index = 0;
     let num_elements = elements.len();
     let mut schema_nodes = Vec::with_capacity(1); // there should only be one element when done
@@ -1448,6 +1449,69 @@ pub(crate) fn parquet_schema_from_array(elements: Vec<SchemaElement<'_>>) -> Res
     }
 
     Ok(schema_nodes.remove(0))
+}
+
+// deltalens patch 26: the schema is rebuilt below by recursion, one call per level of
+// nesting, and `build_tree` then copies each leaf's path: a footer of nested groups
+// overflowed a thread's stack, and many leaves under deep groups made leaves x depth
+// strings. Both are checked first, walking the flat list without recursion.
+
+/// The deepest nesting of a schema read (the root counts as one level); Delta's own
+/// schemas nest far less (its JSON is read to 128 levels, three per nested type).
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+
+/// The most path elements a schema's leaf columns may have together (each leaf's path is
+/// every group above it): 65,536 leaves of depth 16.
+pub const MAX_SCHEMA_PATH_ELEMENTS: usize = 1 << 20;
+
+/// The text an error over [`MAX_SCHEMA_DEPTH`] starts with, followed by
+/// `<depth> > <limit>`.
+pub const SCHEMA_TOO_DEEP: &str = "the schema nests groups deeper than the limit: ";
+
+/// The text an error over [`MAX_SCHEMA_PATH_ELEMENTS`] starts with, followed by
+/// `<path elements> > <limit>`.
+pub const SCHEMA_PATHS_OVER_BUDGET: &str =
+    "the schema's leaf columns have more path elements together than the limit: ";
+
+/// Checks the nesting depth and the leaves' path elements of the flat schema `elements`
+/// as [`schema_from_array_helper`] will read them (a group claiming more children than
+/// follow nests what follows; its error comes later).
+fn check_schema_shape(elements: &[SchemaElement<'_>]) -> Result<()> {
+    // children still to come of each open group, the root first
+    let mut open: Vec<i64> = Vec::new();
+    let mut paths = 0usize;
+    for (index, element) in elements.iter().enumerate() {
+        while open.last() == Some(&0) {
+            open.pop();
+        }
+        if index > 0 && open.is_empty() {
+            break; // a second root: refused later
+        }
+        if let Some(left) = open.last_mut() {
+            *left -= 1;
+        }
+        match element.num_children {
+            Some(n) if n > 0 => {
+                if open.len() + 1 > MAX_SCHEMA_DEPTH {
+                    return Err(general_err!(
+                        "{SCHEMA_TOO_DEEP}{} > {MAX_SCHEMA_DEPTH}",
+                        open.len() + 1
+                    ));
+                }
+                open.push(i64::from(n));
+            }
+            _ if index > 0 => {
+                paths = paths.saturating_add(open.len());
+                if paths > MAX_SCHEMA_PATH_ELEMENTS {
+                    return Err(general_err!(
+                        "{SCHEMA_PATHS_OVER_BUDGET}{paths} > {MAX_SCHEMA_PATH_ELEMENTS}"
+                    ));
+                }
+            }
+            _ => break, // an empty root
+        }
+    }
+    Ok(())
 }
 
 // recursive helper function for schema conversion
