@@ -470,7 +470,7 @@ impl BatchSizer {
         true
     }
 
-    /// The ceiling on string and binary bytes one batch of `rows` rows may decode: one
+    /// The ceiling on string, binary and list-level bytes one batch of `rows` rows may decode: one
     /// row may hold a value as large as a page.
     fn value_ceiling(rows: usize) -> usize {
         let ceiling = if rows <= 1 {
@@ -591,7 +591,7 @@ fn drain_reader(
                 // which also holds for a row of several values each under a page)
                 return Err(Error::LimitExceeded {
                     limit: "BATCH_VALUE_BYTES",
-                    what: "the string and binary bytes of one row (at least)",
+                    what: "the decoded strings, binaries and list levels of one row (at least)",
                     value: (BatchSizer::value_ceiling(rows) as u64 + 1).max(largest as u64),
                     max: BatchSizer::value_ceiling(rows) as u64,
                     path: path.to_string(),
