@@ -17,6 +17,7 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 pub mod catalog;
 pub mod credentials;
+pub mod device;
 pub mod errors;
 pub mod extras;
 pub mod format;

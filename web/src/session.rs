@@ -78,16 +78,11 @@ pub fn resolve_relay(via: &str) -> String {
     }
 }
 
-fn local_storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
-}
-
 const RECENT_KEY: &str = "deltalens.recent";
 
 /// Recently opened table URLs, newest first (never credentials).
 pub fn recent() -> Vec<String> {
-    local_storage()
-        .and_then(|s| s.get_item(RECENT_KEY).ok().flatten())
+    crate::device::get(RECENT_KEY)
         .and_then(|v| serde_json::from_str(&v).ok())
         .unwrap_or_default()
 }
@@ -97,8 +92,8 @@ pub fn remember_recent(url: &str) {
     r.retain(|u| u != url);
     r.insert(0, url.to_string());
     r.truncate(10);
-    if let (Some(s), Ok(v)) = (local_storage(), serde_json::to_string(&r)) {
-        let _ = s.set_item(RECENT_KEY, &v);
+    if let Ok(v) = serde_json::to_string(&r) {
+        crate::device::set(RECENT_KEY, &v);
     }
 }
 

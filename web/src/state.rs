@@ -220,7 +220,7 @@ impl Ctx {
         self.counting.set(Some(info.version));
         spawn_local(async move {
             // the version's schema, properties and history render first
-            after_next_frame().await;
+            next_frame().await;
             let now_ms = js_sys::Date::now() as i64;
             let pass = async {
                 let mut totals = FileTotals::new();
@@ -597,34 +597,20 @@ fn loading_label(version: Option<u64>) -> String {
 /// Resolves once the browser has had a frame to render what changed (or after 100 ms,
 /// where frames do not come: a background tab).
 pub async fn next_frame() {
-    after_next_frame().await
+    let frame = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.request_animation_frame(&resolve);
+        }
+    });
+    let frame = wasm_bindgen_futures::JsFuture::from(frame);
+    futures::future::select(frame, gloo_timers::future::TimeoutFuture::new(100)).await;
+    // a frame's callbacks run before it paints: one more task after it
+    yield_to_browser().await
 }
 
 /// Resolves in a later task: the browser may handle input and paint in between (a
 /// storage read answered from the session's cache resolves at once, so long work made
 /// of such reads would otherwise run as one task).
 pub async fn yield_to_browser() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
-async fn after_next_frame() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.request_animation_frame(&resolve);
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    // a frame's callbacks run before it paints: one more task after it
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    gloo_timers::future::TimeoutFuture::new(0).await
 }
