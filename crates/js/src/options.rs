@@ -37,7 +37,14 @@ const OPEN: &str = "s3Endpoint, s3Region, s3AccessKeyId, s3SecretAccessKey, s3Se
     timeoutMs, maxRows, maxDecodedBytes";
 
 /// The entries of an options object (none for `undefined` or `null`), skipping those
-/// whose value is `undefined`.
+/// whose value is `undefined` or `null` (absent, as JavaScript callers write it).
+///
+/// Read by hand rather than by serde-wasm-bindgen's `from_value` into a derived struct:
+/// that reads only a struct's own field names, so `deny_unknown_fields` never sees a
+/// misspelt option (RReverser/serde-wasm-bindgen#39), and capturing the rest with
+/// `#[serde(flatten)]` buffers values, which loses the `fetch` function; naming the
+/// option in a type error needs serde_path_to_error besides. The struct, the list of
+/// names and the range checks came out longer than this (tried for issue #32).
 fn entries(v: &JsValue, what: &str) -> Result<Vec<(String, JsValue)>, JsValue> {
     if v.is_undefined() || v.is_null() {
         return Ok(Vec::new());
@@ -50,7 +57,7 @@ fn entries(v: &JsValue, what: &str) -> Result<Vec<(String, JsValue)>, JsValue> {
     for key in Object::keys(obj).iter() {
         let name = key.as_string().unwrap_or_default();
         let value = Reflect::get(obj, &key).unwrap_or(JsValue::UNDEFINED);
-        if !value.is_undefined() {
+        if !value.is_undefined() && !value.is_null() {
             out.push((name, value));
         }
     }

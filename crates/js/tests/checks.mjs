@@ -60,6 +60,13 @@ export async function behaviour(deltalens, base, table) {
   const small = await (await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 })).scan({ limit: 2, format: 'json' });
   r.withinMaxRows = JSON.parse(new TextDecoder().decode(small)).length;
   r.badMaxRows = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { maxRows: -1 }));
+  // an option of the wrong type, or out of its range, is an error naming it
+  r.badOptionType = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { s3VirtualHosted: 'yes' }));
+  r.badTimeout = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { timeoutMs: 0 }));
+  r.badFetch = await caught(() => deltalens.openTable(`${base}/tables/${table}`, { fetch: 'fetch' }));
+  r.notAnObject = await caught(() => deltalens.openTable(`${base}/tables/${table}`, ['relay']));
+  // absent options: undefined and null values are no option
+  r.nullOptions = (await (await deltalens.openTable(`${base}/tables/${table}`, { relay: undefined, s3Region: null })).version()) >= 0;
   // batches: nothing is held, so maxRows does not cut them; leaving the loop stops the
   // scan and the table goes on answering; format is not an option of it
   const bt = await deltalens.openTable(`${base}/tables/${table}`, { maxRows: 2 });

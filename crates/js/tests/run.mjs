@@ -137,6 +137,11 @@ function record(runtime, got) {
   code('invalid_parameter', 'badMaxRows');
   for (const k of ['notATable', 'badOption', 'badParam']) assert.ok(b[k].isClass && b[k].isError, `${runtime}: ${k} is a DeltaLensError`);
   assert.match(b.badOption.message, /s3_endpoint/);
+  for (const [k, name] of [['badOptionType', /s3VirtualHosted/], ['badTimeout', /timeoutMs/], ['badFetch', /fetch/], ['notAnObject', /options/]]) {
+    code('invalid_parameter', k);
+    assert.match(b[k].message, name, `${runtime}: ${k} names the option: ${b[k].message}`);
+  }
+  assert.equal(b.nullOptions, true, `${runtime}: undefined and null options are absent`);
   assert.ok(b.hookRequests > 0, `${runtime}: the fetch hook saw no request`);
   assert.deepEqual(b.hookHosts, [new URL(base).host]);
   assert.match(b.queryCount, /^\[\{"n":\d+\}\]$/);
