@@ -9,7 +9,7 @@ use crate::error::SharingError;
 use crate::request::Request;
 
 /// The location and credentials of the answer (`status`, `body`) to
-/// [`crate::request::Server::temporary_credentials`] (`req`).
+/// [`crate::Server::temporary_credentials`] (`req`).
 pub fn temporary_credentials(
     req: &Request,
     status: u16,

@@ -18,6 +18,7 @@ mod name;
 mod oauth;
 mod profile;
 mod request;
+mod server;
 mod table;
 
 pub use answer::{MAX_ANSWER_BYTES, MAX_PAGES, Page, SharedItem, table_version};
@@ -26,5 +27,6 @@ pub use error::SharingError;
 pub use name::{MAX_NAME_CHARS, ShareName};
 pub use oauth::OAuthToken;
 pub use profile::{Auth, MAX_PROFILE_BYTES, Profile};
-pub use request::{Query, Request, ResponseFormat, Server};
+pub use request::{Query, Request, ResponseFormat};
+pub use server::Server;
 pub use table::{FileKind, MAX_FILES, MAX_LINE_BYTES, SharedFile, TableAnswer, TableReader};
