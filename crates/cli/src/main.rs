@@ -125,6 +125,12 @@ enum Command {
         after_help = "Examples:\n  deltalens catalog uc://main\n  deltalens catalog uc://main.sales --json"
     )]
     Catalog(cmd::catalog::Args),
+    /// What a Delta Sharing profile gives access to: shares, a share's schemas, a schema's
+    /// tables (and how each may be read), a table's version.
+    #[command(
+        after_help = "Examples:\n  deltalens share config.share\n  deltalens share config.share#sales.retail --json\n  deltalens share config.share#sales.retail.orders"
+    )]
+    Share(cmd::share::Args),
     /// `serve` the tables, then open the explorer on them in the system browser (or
     /// print the link when there is none): e.g. `deltalens open s3://bucket/table`.
     #[command(
@@ -164,6 +170,7 @@ async fn dispatch(command: Command, out: &Output) -> Result<Option<Doc>, CliErro
         Command::Serve(a) => Doc::Text(cmd::serve::run(a).await?),
         Command::Changes(a) => return cmd::changes::run(a, out).await.map(|()| None),
         Command::Catalog(a) => cmd::catalog::run(a).await?,
+        Command::Share(a) => cmd::share::run(a).await?,
         Command::Open(a) => Doc::Text(cmd::serve::run_open(a).await?),
         Command::Completions { shell } => {
             let mut text = Vec::new();

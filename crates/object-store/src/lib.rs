@@ -14,6 +14,7 @@ mod local;
 pub use local::{Refused as LocalRefused, file_inside, same_file};
 mod no_redirects;
 mod relaying;
+mod sharing;
 mod unity_catalog;
 
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use std::time::Duration;
 use url::Url;
 
 pub use relaying::{ObjectRead, ReadError};
+pub use sharing::{Share, sharing_error};
 pub use unity_catalog::{Catalog, Vending, catalog_error, catalog_name, is_credential_option};
 
 /// A table location opened with `object_store`.

@@ -59,6 +59,20 @@ pub(crate) fn answer_error(endpoint: &str, what: &str, status: u16, body: &[u8])
     }
 }
 
+/// `Ok` for a 2xx `status`; else the error the answer's document describes.
+pub fn check_status(
+    endpoint: &str,
+    what: &str,
+    status: u16,
+    body: &[u8],
+) -> Result<(), SharingError> {
+    if (200..300).contains(&status) {
+        Ok(())
+    } else {
+        Err(answer_error(endpoint, what, status, body))
+    }
+}
+
 /// The JSON document of a 2xx answer, at most [`MAX_ANSWER_BYTES`].
 pub(crate) fn json_answer(
     endpoint: &str,

@@ -57,6 +57,16 @@ pub enum SharingError {
         /// The server's message.
         message: String,
     },
+    /// The server could not be reached (the sender's error: DNS, connection, timeout).
+    #[error("the Delta Sharing server {endpoint} could not be reached for {what}: {message}")]
+    Unreachable {
+        /// The server (or token endpoint).
+        endpoint: String,
+        /// What was asked for.
+        what: String,
+        /// The HTTP client's message.
+        message: String,
+    },
     /// Any other error answer.
     #[error("the Delta Sharing server {endpoint} answered {status} to {what}: {message}")]
     Server {

@@ -21,7 +21,7 @@ mod request;
 mod server;
 mod table;
 
-pub use answer::{MAX_ANSWER_BYTES, MAX_PAGES, Page, SharedItem, table_version};
+pub use answer::{MAX_ANSWER_BYTES, MAX_PAGES, Page, SharedItem, check_status, table_version};
 pub use credentials::temporary_credentials;
 pub use error::SharingError;
 pub use name::{MAX_NAME_CHARS, ShareName};

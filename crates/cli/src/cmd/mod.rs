@@ -16,6 +16,7 @@ pub mod query;
 pub mod scan;
 pub mod schema;
 pub mod serve;
+pub mod share;
 #[cfg(feature = "sql")]
 pub mod sql;
 
