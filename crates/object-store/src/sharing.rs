@@ -10,7 +10,6 @@ use deltalens_sharing::{
     MAX_ANSWER_BYTES, MAX_PAGES, MAX_PROFILE_BYTES, OAuthToken, Page, Profile, Request, Server,
     ShareName, SharedItem, SharingError, check_status, table_version,
 };
-use deltalens_storage::StorageError;
 
 /// How long one request to the sharing server (or its token endpoint) may take.
 const SHARING_TIMEOUT: Duration = Duration::from_secs(60);
@@ -188,21 +187,4 @@ fn read_profile(path: &str) -> Result<Vec<u8>, SharingError> {
         .read_to_end(&mut text)
         .map_err(|e| bad(format!("cannot be read ({e})")))?;
     Ok(text)
-}
-
-/// A sharing failure as a storage error of `location` (permission denied stays so).
-pub fn sharing_error(location: &str, e: SharingError) -> StorageError {
-    match e {
-        SharingError::Denied { .. } | SharingError::Expired { .. } => {
-            StorageError::PermissionDenied {
-                path: location.to_string(),
-                operation: "open",
-                message: e.to_string(),
-            }
-        }
-        _ => StorageError::InvalidLocation {
-            location: location.to_string(),
-            message: e.to_string(),
-        },
-    }
 }

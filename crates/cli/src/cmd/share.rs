@@ -2,7 +2,7 @@
 //! gives access to — its shares, a share's schemas, a schema's tables (with how each may
 //! be read) — and a table's current version, to pick a `<profile>#share.schema.table`.
 
-use deltalens_object_store::{Share, sharing_error};
+use deltalens_object_store::Share;
 use deltalens_present::text;
 use deltalens_sharing::{ShareName, SharedItem};
 
@@ -22,7 +22,7 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> Result<Doc, CliError> {
-    let err = |e| CliError::from(sharing_error(&args.name, e));
+    let err = CliError::Sharing;
     let name = ShareName::parse(&args.name).map_err(err)?;
     let share = Share::open(&name.profile).await.map_err(err)?;
     if let (Some(s), Some(sc), Some(t)) = (&name.share, &name.schema, &name.table) {

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""`deltalens share` against the test sharing server (tests/harness/sharing_server.py) and a
+test OAuth token endpoint, both on 127.0.0.1:
+
+- a profile lists its shares, a share its schemas, a schema its tables (1,201 of them in
+  three pages of at most 500), each as `<profile>#share.schema.table`, and a table's
+  version equals its directory's (`deltalens info DIR --json`);
+- a version 2 profile with OAuth client credentials gets its token from the token endpoint
+  (HTTP basic authentication, `grant_type=client_credentials`, the scope) and lists; a
+  wrong client secret is refused (exit 5) with the endpoint's message;
+- a wrong token is refused (exit 5, the server's message), an unknown table is not found
+  (exit 3, named), an expired profile is refused before any request (exit 5), a profile
+  naming plain http to another machine or given as a URL, and a name the protocol forbids,
+  are usage errors (exit 2).
+
+  share_cli_check.py --cli BIN --tables DIR...
+Prints what it checked; exits 1 on any failure. Its servers stop with it (and by
+themselves after 300 s).
+"""
+import argparse
+import base64
+import http.server
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOKEN = "share-cli-check-token"
+CLIENT_ID, CLIENT_SECRET, SCOPE = "deltalens-test", "client-secret", "sharing read"
+failures = []
+checks = 0
+
+
+def check(ok, what):
+    global checks
+    checks += 1
+    if not ok:
+        failures.append(what)
+        print(f"FAIL {what}", flush=True)
+
+
+class TokenEndpoint(http.server.BaseHTTPRequestHandler):
+    """RFC 6749 client credentials: the sharing server's token for the right client."""
+    calls = 0
+
+    def do_POST(self):  # noqa: N802
+        TokenEndpoint.calls += 1
+        n = min(int(self.headers.get("content-length") or 0), 4096)
+        form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+        want = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+        if self.headers.get("authorization") != want:
+            return self.answer(401, {"error": "invalid_client", "error_description": "client authentication failed"})
+        if form.get("grant_type") != ["client_credentials"] or form.get("scope") != [SCOPE]:
+            return self.answer(400, {"error": "invalid_request", "error_description": f"form {form}"})
+        self.answer(200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"})
+
+    def answer(self, status, doc):
+        body = json.dumps(doc).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def cli(a, *args):
+    return subprocess.run([a.cli, *args], capture_output=True, text=True, timeout=120)
+
+
+def listed(a, name):
+    r = cli(a, "share", name, "--json")
+    if r.returncode != 0:
+        check(False, f"share {name}: exit {r.returncode}: {r.stderr.strip()[:300]}")
+        return []
+    return [d["name"] for d in json.loads(r.stdout)]
+
+
+def profile(tmp, name, **doc):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def stats(endpoint):
+    req = urllib.request.Request(endpoint.rsplit("/delta-sharing", 1)[0] + "/_test/stats",
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+    return json.load(urllib.request.urlopen(req, timeout=10))
+
+
+def run(a, tmp):
+    tables = {os.path.basename(os.path.normpath(t)): os.path.abspath(t) for t in a.tables}
+    first = next(iter(tables.values()))
+    config = {"shares": [
+        {"name": "sales", "schemas": [{"name": "retail", "tables": [
+            {"name": n.replace("-", "_"), "location": p} for n, p in tables.items()]}]},
+        {"name": "big", "schemas": [{"name": "many", "tables": [
+            {"name": f"t{i:04}", "location": first} for i in range(1201)]}, {"name": "empty", "tables": []}]},
+    ]}
+    cfg = os.path.join(tmp, "config.json")
+    with open(cfg, "w") as f:
+        json.dump(config, f)
+    port_file = os.path.join(tmp, "port")
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
+         "--port-file", port_file, "--stop-after", "300"],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "server.log"), "w"))
+    token_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TokenEndpoint)
+    threading.Thread(target=token_server.serve_forever, daemon=True).start()
+    try:
+        for _ in range(300):
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                break
+            time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
+        checks_on(a, tmp, endpoint, token_server.server_address[1], tables)
+    finally:
+        server.kill()
+        token_server.shutdown()
+
+
+def checks_on(a, tmp, endpoint, token_port, tables):
+    p = profile(tmp, "config.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN)
+    check(listed(a, p) == [f"{p}#sales", f"{p}#big"], "the profile lists its two shares")
+    check(listed(a, f"{p}#big") == [f"{p}#big.many", f"{p}#big.empty"], "a share lists its schemas")
+    names = [n.replace("-", "_") for n in tables]
+    check(listed(a, f"{p}#sales.retail") == [f"{p}#sales.retail.{n}" for n in names],
+          "a schema lists its tables as <profile>#share.schema.table")
+    before = stats(endpoint)["requests"]
+    many = listed(a, f"{p}#big.many")
+    pages = stats(endpoint)["requests"] - before
+    check(many == [f"{p}#big.many.t{i:04}" for i in range(1201)] and pages == 3,
+          f"1,201 tables listed across 3 pages of at most 500 ({len(many)} in {pages} requests)")
+    check(listed(a, f"{p}#big.empty") == [], "an empty schema lists nothing")
+    for n, d in tables.items():
+        r = cli(a, "share", f"{p}#sales.retail.{n.replace('-', '_')}", "--json")
+        want = json.loads(cli(a, "info", d, "--json").stdout)["version"]
+        got = json.loads(r.stdout)["version"] if r.returncode == 0 else r.stderr.strip()[:200]
+        check(got == want, f"{n}: version {got}, its directory's {want}")
+
+    # OAuth client credentials (profile version 2)
+    oauth = dict(shareCredentialsVersion=2, type="oauth_client_credentials", endpoint=endpoint,
+                 tokenEndpoint=f"http://127.0.0.1:{token_port}/oauth2/token", clientId=CLIENT_ID,
+                 clientSecret=CLIENT_SECRET, scope=SCOPE)
+    o = profile(tmp, "oauth.share", **oauth)
+    before = TokenEndpoint.calls
+    check(listed(a, o) == [f"{o}#sales", f"{o}#big"], "an OAuth profile lists with the token it was given")
+    check(TokenEndpoint.calls == before + 1, "one token asked for one command")
+    w = profile(tmp, "wrong-secret.share", **dict(oauth, clientSecret="nope"))
+    r = cli(a, "share", w)
+    check(r.returncode == 5 and "client authentication failed" in r.stderr,
+          f"a wrong client secret: exit 5 with the endpoint's message ({r.returncode}: {r.stderr.strip()[:300]})")
+
+    # refusals
+    bad = profile(tmp, "bad-token.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken="wrong")
+    r = cli(a, "share", bad)
+    check(r.returncode == 5 and "401" in r.stderr, f"a wrong token: exit 5, 401 named ({r.returncode}: {r.stderr.strip()[:300]})")
+    r = cli(a, "share", f"{p}#sales.retail.no_such_table")
+    check(r.returncode == 3 and "no_such_table" in r.stderr,
+          f"an unknown table: exit 3, named ({r.returncode}: {r.stderr.strip()[:300]})")
+    expired = profile(tmp, "expired.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN,
+                      expirationTime="2020-01-01T00:00:00.0Z")
+    before = stats(endpoint)["requests"]
+    r = cli(a, "share", expired)
+    check(r.returncode == 5 and "expired at 2020-01-01T00:00:00.0Z" in r.stderr,
+          f"an expired profile: exit 5 ({r.returncode}: {r.stderr.strip()[:300]})")
+    check(stats(endpoint)["requests"] == before, "an expired profile sends nothing")
+    remote = profile(tmp, "remote.share", shareCredentialsVersion=1, endpoint="http://sharing.example/ds",
+                     bearerToken=TOKEN)
+    for args, what in [([remote], "plain http to another machine"),
+                       (["https://example.com/config.share"], "a profile given as a URL"),
+                       ([f"{p}#sales.re tail"], "a name with a space"),
+                       ([f"{p}#a.b.c.d"], "four names")]:
+        r = cli(a, "share", *args)
+        check(r.returncode == 2 and "error:" in r.stderr, f"{what}: exit 2 ({r.returncode}: {r.stderr.strip()[:300]})")
+    print(f"deltalens share: {len(tables)} tables and 1,201 listed in pages, OAuth, refusals", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--tables", nargs="+", required=True)
+    a = ap.parse_args()
+    a.cli = os.path.abspath(a.cli)
+    with tempfile.TemporaryDirectory(prefix="share-cli-check-") as tmp:
+        run(a, tmp)
+    print(f"share cli: {checks} checks, {len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
