@@ -5,6 +5,8 @@ test OAuth token endpoint, both on 127.0.0.1:
 - a profile lists its shares, a share its schemas, a schema its tables (1,201 of them in
   three pages of at most 500), each as `<profile>#share.schema.table`, and a table's
   version equals its directory's (`deltalens info DIR --json`);
+- a shared table, `<profile>#share.schema.table`, answers `info`, `schema` and `scan` like
+  its directory (the delta format: deletion vectors and column mapping read exactly);
 - a version 2 profile with OAuth client credentials gets its token from the token endpoint
   (HTTP basic authentication, `grant_type=client_credentials`, the scope) and lists; a
   wrong client secret is refused (exit 5) with the endpoint's message;
@@ -147,6 +149,29 @@ def checks_on(a, tmp, endpoint, token_port, tables):
         got = json.loads(r.stdout)["version"] if r.returncode == 0 else r.stderr.strip()[:200]
         check(got == want, f"{n}: version {got}, its directory's {want}")
 
+    # a shared table read like its directory (its latest snapshot)
+    for n, d in tables.items():
+        t = f"{p}#sales.retail.{n.replace('-', '_')}"
+        for what, args in [("info", ["info", "{t}", "--json"]), ("schema", ["schema", "{t}", "--json"]),
+                           ("scan", ["scan", "{t}", "--format", "jsonl"]),
+                           ("filtered scan", ["scan", "{t}", "--format", "jsonl", "--limit", "7"])]:
+            local = cli(a, *[x.replace("{t}", d) for x in args])
+            shared = cli(a, *[x.replace("{t}", t) for x in args])
+            ok = shared.returncode == local.returncode == 0
+            if ok and what == "info":
+                keep = ("version", "num_files", "size_bytes", "num_rows", "protocol", "properties",
+                        "partition_columns", "name", "id")
+                g, w = json.loads(shared.stdout), json.loads(local.stdout)
+                ok = {k: g.get(k) for k in keep} == {k: w.get(k) for k in keep}
+            elif ok and what == "filtered scan":
+                # any 7 rows of the table's
+                ok = len(shared.stdout.splitlines()) == min(7, len(local.stdout.splitlines()))
+                full = set(cli(a, "scan", d, "--format", "jsonl").stdout.splitlines())
+                ok = ok and set(shared.stdout.splitlines()) <= full
+            elif ok:
+                ok = sorted(shared.stdout.splitlines()) == sorted(local.stdout.splitlines())
+            check(ok, f"{n} {what}: shared like its directory (exit {shared.returncode}: {shared.stderr.strip()[:300]})")
+
     # OAuth client credentials (profile version 2)
     oauth = dict(shareCredentialsVersion=2, type="oauth_client_credentials", endpoint=endpoint,
                  tokenEndpoint=f"http://127.0.0.1:{token_port}/oauth2/token", clientId=CLIENT_ID,
@@ -182,7 +207,8 @@ def checks_on(a, tmp, endpoint, token_port, tables):
                        ([f"{p}#a.b.c.d"], "four names")]:
         r = cli(a, "share", *args)
         check(r.returncode == 2 and "error:" in r.stderr, f"{what}: exit 2 ({r.returncode}: {r.stderr.strip()[:300]})")
-    print(f"deltalens share: {len(tables)} tables and 1,201 listed in pages, OAuth, refusals", flush=True)
+    print(f"deltalens share: {len(tables)} tables read like their directories (info, schema, scan),"
+          " 1,201 listed in pages, OAuth, refusals", flush=True)
 
 
 def main():

@@ -447,9 +447,20 @@ def commit_timestamps(listing, mode):
 
 # ---------------------------------------------------------------- configuration
 
+def check_name(kind, name):
+    """PROTOCOL.md "Names": at most 255 characters; no space, '/', ASCII control characters or
+    DEL; schema and table names no '.' either."""
+    if not isinstance(name, str) or not name or len(name) > 255 or any(
+            c in " /" or ord(c) < 0x20 or ord(c) == 0x7F for c in name) or (
+            kind != "share" and "." in name):
+        raise ValueError(f"invalid {kind} name {name!r} (see the protocol's Names section)")
+    return name
+
+
 class Table:
     def __init__(self, share, schema, cfg):
-        self.share, self.schema, self.name = share, schema, cfg["name"]
+        self.share, self.schema = share, schema
+        self.name = check_name("table", cfg["name"])
         self.full = f"{share}.{schema}.{self.name}"
         self.id = cfg.get("id") or stable_id("table", self.full.lower())
         loc = cfg["location"]
@@ -471,8 +482,10 @@ class Catalog:
         self.by_id = {}
         seen = set()
         for sh in config.get("shares", []):
+            check_name("share", sh["name"])
             schemas = []
             for sc in sh.get("schemas", []):
+                check_name("schema", sc["name"])
                 tables = [Table(sh["name"], sc["name"], t) for t in sc.get("tables", [])]
                 for t in tables:
                     if t.full.lower() in seen:
@@ -656,7 +669,16 @@ class Responder:
         return url, exp
 
     def check_features(self, protocol, metadata, dv_present):
+        rv = protocol.get("minReaderVersion", 1)
         feats = {f.lower() for f in protocol.get("readerFeatures") or []}
+        if rv > 3:
+            raise ApiError("UNSUPPORTED_OPERATION",
+                           f"table {self.table.full} needs minReaderVersion {rv}; this server "
+                           "supports 3 and below")
+        if feats and rv != 3:
+            raise ApiError("UNSUPPORTED_OPERATION",
+                           f"table {self.table.full} has an invalid protocol: readerFeatures "
+                           f"with minReaderVersion {rv}")
         unknown = feats - KNOWN_READER_FEATURES
         if unknown:
             raise ApiError("UNSUPPORTED_OPERATION",

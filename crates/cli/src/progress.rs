@@ -9,8 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use deltalens_object_store::ObjectStoreStorage;
-use deltalens_storage::CountingStorage;
+use deltalens_storage::{CountingStorage, DynStorage};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Whether progress may be drawn: not `quiet`, stdout and stderr terminals.
@@ -93,7 +92,7 @@ pub struct Watch {
 
 impl Watch {
     /// Watch `counter` (nothing when progress is off).
-    pub fn start(counter: Arc<CountingStorage<ObjectStoreStorage>>, quiet: bool) -> Watch {
+    pub fn start(counter: Arc<CountingStorage<DynStorage>>, quiet: bool) -> Watch {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = enabled(quiet).then(|| {
             let stop = stop.clone();

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use deltalens_core::Table;
-use deltalens_object_store::ObjectStoreStorage;
-use deltalens_storage::CountingStorage;
+use deltalens_object_store::{ObjectStoreStorage, Share};
+use deltalens_sharing::ShareName;
+use deltalens_storage::{CountingStorage, DynStorage};
 
 use crate::error::CliError;
 
@@ -24,7 +25,7 @@ pub struct IoReport {
 /// A table and the counter of its requests (for the report, progress and `bench`).
 pub struct Opened {
     pub table: Table,
-    pub counter: Arc<CountingStorage<ObjectStoreStorage>>,
+    pub counter: Arc<CountingStorage<DynStorage>>,
 }
 
 /// Opens the table at `location`, runs `work` on it, then prints the report asked for —
@@ -35,8 +36,7 @@ pub async fn with_table<T>(
     io: IoReport,
     work: impl AsyncFnOnce(&Opened) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
-    // (a uc:// name is resolved by the catalog, with vended credentials)
-    let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
+    let store = open_storage(location, options).await?;
     let counter = CountingStorage::with_clock(store, clock_ms);
     // a record per request only for -vv: a scan of a million files makes two million
     let counter = Arc::new(if io.log {
@@ -55,6 +55,39 @@ pub async fn with_table<T>(
     result
 }
 
+/// The storage of `location`: a store URL or local path, a `uc://` name (resolved by the
+/// catalog, with vended credentials), or a shared table, `<profile file>#share.schema.table`
+/// (its latest snapshot, as the sharing server answers it).
+async fn open_storage(
+    location: &str,
+    options: &[(String, String)],
+) -> Result<DynStorage, CliError> {
+    if let Some(name) = shared_table(location) {
+        let name = name?;
+        let (Some(share), Some(schema), Some(table)) = (&name.share, &name.schema, &name.table)
+        else {
+            return Err(CliError::Argument {
+                expected: "a shared table, <profile>#share.schema.table (deltalens share PROFILE lists them)",
+                given: location.to_string(),
+            });
+        };
+        let server = Share::open(&name.profile).await?;
+        return Ok(Arc::new(server.table(share, schema, table).await?));
+    }
+    let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
+    Ok(Arc::new(store))
+}
+
+/// `location` read as a shared table's name when what comes before its last `#` is a file
+/// (a profile); `None` for any other location.
+fn shared_table(location: &str) -> Option<Result<ShareName, CliError>> {
+    let (profile, _) = location.rsplit_once('#')?;
+    let local = profile.strip_prefix("file://").unwrap_or(profile);
+    std::path::Path::new(local)
+        .is_file()
+        .then(|| ShareName::parse(location).map_err(CliError::Sharing))
+}
+
 /// Milliseconds since the process first asked (the request log's times).
 fn clock_ms() -> f64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -66,7 +99,7 @@ fn clock_ms() -> f64 {
 }
 
 impl IoReport {
-    fn print(self, counter: &CountingStorage<ObjectStoreStorage>) {
+    fn print(self, counter: &CountingStorage<DynStorage>) {
         if self.log {
             for r in counter.records() {
                 let range = r.range.map(|r| r.to_string()).unwrap_or_default();

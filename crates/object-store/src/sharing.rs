@@ -7,9 +7,11 @@ use std::io::Read;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deltalens_sharing::{
-    MAX_ANSWER_BYTES, MAX_PAGES, MAX_PROFILE_BYTES, OAuthToken, Page, Profile, Request, Server,
-    ShareName, SharedItem, SharingError, check_status, table_version,
+    MAX_ANSWER_BYTES, MAX_PAGES, MAX_PROFILE_BYTES, OAuthToken, Page, Profile, Query, Request,
+    ResponseFormat, Server, ShareName, SharedItem, SharingError, TableAnswer, check_status,
+    table_version,
 };
+use deltalens_storage::{ByteRange, ObjectMeta, Storage, StorageError};
 
 /// How long one request to the sharing server (or its token endpoint) may take.
 const SHARING_TIMEOUT: Duration = Duration::from_secs(60);
@@ -187,4 +189,326 @@ fn read_profile(path: &str) -> Result<Vec<u8>, SharingError> {
         .read_to_end(&mut text)
         .map_err(|e| bad(format!("cannot be read ({e})")))?;
     Ok(text)
+}
+
+/// The most bytes of a table's query answer (its protocol, metadata and one line per file).
+pub const MAX_QUERY_BYTES: usize = 1 << 30;
+
+impl Share {
+    /// The latest snapshot of the shared table `share.schema.table`, as a table deltalens
+    /// reads like any other ([`SharedTable`]).
+    pub async fn table(
+        &self,
+        share: &str,
+        schema: &str,
+        table: &str,
+    ) -> Result<SharedTable, SharingError> {
+        let req = self.server.query(
+            share,
+            schema,
+            table,
+            &Query::default(),
+            ResponseFormat::Delta,
+        );
+        let a = send(&self.client, &req, MAX_QUERY_BYTES).await?;
+        check_status(self.endpoint(), &req.what, a.status, &a.body)?;
+        let version = table_version(self.endpoint(), &req.what, a.version.as_deref())?;
+        let answer = TableAnswer::parse(self.endpoint(), &req.what, &a.body)?;
+        SharedTable::new(
+            self.client.clone(),
+            version,
+            answer,
+            self.endpoint(),
+            &req.what,
+        )
+    }
+}
+
+/// A shared table's snapshot as storage: a Delta log of one v2 checkpoint (JSON) at the
+/// table's version, written here from the server's answer (its protocol, metadata and
+/// files), and the files it names
+/// (`part-NNNNNNNN.parquet`, deletion vectors as `deletion_vector_<uuid>.bin`), each read
+/// from its pre-signed URL with a range request and no credential. Nothing else exists in
+/// it; nothing in it is written to.
+#[derive(Debug)]
+pub struct SharedTable {
+    client: reqwest::Client,
+    commit_path: String,
+    commit: bytes::Bytes,
+    /// Path -> (pre-signed URL, size if known).
+    files: std::collections::HashMap<String, (String, Option<u64>)>,
+}
+
+impl SharedTable {
+    fn new(
+        client: reqwest::Client,
+        version: u64,
+        answer: TableAnswer,
+        endpoint: &str,
+        what: &str,
+    ) -> Result<SharedTable, SharingError> {
+        let unsupported = |why: String| SharingError::Unsupported {
+            endpoint: endpoint.to_string(),
+            what: what.to_string(),
+            why,
+        };
+        let mut lines = vec![
+            serde_json::json!({ "checkpointMetadata": { "version": version } }).to_string(),
+            serde_json::json!({ "protocol": protocol_of(&answer) }).to_string(),
+            serde_json::json!({ "metaData": metadata_of(&answer) }).to_string(),
+        ];
+        let mut files = std::collections::HashMap::new();
+        for (i, f) in answer.files.iter().enumerate() {
+            let path = format!("part-{i:08}.parquet");
+            let mut add = match &f.delta_action {
+                Some(a) => a.get("add").cloned().ok_or_else(|| {
+                    unsupported("a snapshot answered with removes or changes".into())
+                })?,
+                None => serde_json::json!({
+                    "partitionValues": f.partition_values,
+                    "size": f.size,
+                    "modificationTime": f.timestamp.unwrap_or(0),
+                    "dataChange": false,
+                    "stats": f.stats,
+                }),
+            };
+            add["path"] = path.clone().into();
+            if let Some(dv) = add.get_mut("deletionVector")
+                && dv.get("storageType").and_then(|s| s.as_str()) == Some("p")
+            {
+                let url = dv["pathOrInlineDv"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let (encoded, dv_path) = dv_name(i as u128);
+                dv["storageType"] = "u".into();
+                dv["pathOrInlineDv"] = encoded.into();
+                files.insert(dv_path, (url, None));
+            }
+            files.insert(path, (f.url.clone(), Some(f.size)));
+            lines.push(serde_json::json!({ "add": add }).to_string());
+        }
+        Ok(SharedTable {
+            client,
+            // a v2 checkpoint (UUID-named, JSON) of the version: the snapshot without
+            // the commits before it
+            commit_path: format!(
+                "_delta_log/{version:020}.checkpoint.00000000-0000-0000-0000-000000000000.json"
+            ),
+            commit: bytes::Bytes::from(lines.join("\n") + "\n"),
+            files,
+        })
+    }
+
+    /// GET `range` of `path` (its pre-signed URL), checking the answer is that range.
+    async fn read(
+        &self,
+        path: &str,
+        range: Option<ByteRange>,
+    ) -> deltalens_storage::Result<bytes::Bytes> {
+        let (url, size) = self.files.get(path).ok_or_else(|| StorageError::NotFound {
+            path: path.to_string(),
+        })?;
+        let bounded = match (range, size) {
+            (None, _) => None,
+            (Some(r), Some(size)) => Some(r.resolve(*size).ok_or(StorageError::InvalidRange {
+                path: path.to_string(),
+                range: r,
+                size: *size,
+            })?),
+            (Some(ByteRange::Bounded(r)), None) => Some(r),
+            (Some(r), None) => {
+                return Err(StorageError::InvalidResponse {
+                    path: path.to_string(),
+                    operation: "get",
+                    message: format!("{r} of a file of unknown size"),
+                });
+            }
+        };
+        let failed = |e: reqwest::Error| StorageError::Unreachable {
+            path: path.to_string(),
+            operation: "get",
+            message: e.to_string(),
+        };
+        let mut req = self.client.get(url);
+        if let Some(r) = &bounded {
+            if r.is_empty() {
+                return Ok(bytes::Bytes::new());
+            }
+            req = req.header("range", format!("bytes={}-{}", r.start, r.end - 1));
+        }
+        let mut resp = req.send().await.map_err(failed)?;
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Err(match status {
+                401 | 403 => StorageError::PermissionDenied {
+                    path: path.to_string(),
+                    operation: "get",
+                    message: format!(
+                        "the pre-signed URL was refused ({status}): it may have expired; open the table again"
+                    ),
+                },
+                404 => StorageError::NotFound {
+                    path: path.to_string(),
+                },
+                _ => StorageError::Http {
+                    path: path.to_string(),
+                    operation: "get",
+                    status,
+                    message: "from the pre-signed URL".into(),
+                },
+            });
+        }
+        // at most what was asked for (a whole file: its size, else MAX_QUERY_BYTES)
+        let whole = status == 200;
+        let max = match (&bounded, size, whole) {
+            (Some(r), _, false) => r.end - r.start,
+            (_, Some(s), _) => *s,
+            _ => MAX_QUERY_BYTES as u64,
+        };
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(failed)? {
+            if (body.len() + chunk.len()) as u64 > max {
+                return Err(StorageError::InvalidResponse {
+                    path: path.to_string(),
+                    operation: "get",
+                    message: format!("more than the {max} bytes asked for"),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let body = bytes::Bytes::from(body);
+        match bounded {
+            // a server that ignored the range sent the whole file
+            Some(r) if whole => {
+                if (body.len() as u64) < r.end {
+                    return Err(StorageError::InvalidResponse {
+                        path: path.to_string(),
+                        operation: "get",
+                        message: format!(
+                            "{} bytes for a file that holds {}..{}",
+                            body.len(),
+                            r.start,
+                            r.end
+                        ),
+                    });
+                }
+                Ok(body.slice(r.start as usize..r.end as usize))
+            }
+            Some(r) if body.len() as u64 != r.end - r.start => Err(StorageError::InvalidResponse {
+                path: path.to_string(),
+                operation: "get",
+                message: format!("{} bytes for the {} asked for", body.len(), r.end - r.start),
+            }),
+            _ => Ok(body),
+        }
+    }
+}
+
+/// The protocol of a shared table's answer (the parquet format's has only reader version
+/// 1: a table with features is answered in the delta format).
+fn protocol_of(answer: &TableAnswer) -> serde_json::Value {
+    match answer.format {
+        ResponseFormat::Delta => answer.protocol.clone(),
+        ResponseFormat::Parquet => {
+            serde_json::json!({ "minReaderVersion": 1, "minWriterVersion": 2 })
+        }
+    }
+}
+
+/// The metadata of a shared table's answer, as a Delta `metaData` action.
+fn metadata_of(answer: &TableAnswer) -> serde_json::Value {
+    let m = &answer.metadata;
+    match answer.format {
+        ResponseFormat::Delta => m.clone(),
+        ResponseFormat::Parquet => serde_json::json!({
+            "id": m.get("id").cloned().unwrap_or_else(|| "shared".into()),
+            "format": m.get("format").cloned().unwrap_or_else(|| serde_json::json!({"provider": "parquet", "options": {}})),
+            "schemaString": m.get("schemaString").cloned().unwrap_or_default(),
+            "partitionColumns": m.get("partitionColumns").cloned().unwrap_or_else(|| serde_json::json!([])),
+            "configuration": m.get("configuration").cloned().unwrap_or_else(|| serde_json::json!({})),
+        }),
+    }
+}
+
+/// A deletion vector's name in the written log: a relative ('u') descriptor whose UUID is
+/// the file's number, and the path the core reads it at (`deletion_vector_<uuid>.bin`).
+fn dv_name(n: u128) -> (String, String) {
+    const Z85: &[u8; 85] =
+        b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+    let bytes = n.to_be_bytes();
+    let mut encoded = String::with_capacity(20);
+    for chunk in bytes.chunks(4) {
+        let mut v = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        let mut digits = [0u8; 5];
+        for d in digits.iter_mut().rev() {
+            *d = Z85[(v % 85) as usize];
+            v /= 85;
+        }
+        encoded.extend(digits.iter().map(|d| char::from(*d)));
+    }
+    let h: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let uuid = format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    );
+    (encoded, format!("deletion_vector_{uuid}.bin"))
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), async_trait::async_trait)]
+impl Storage for SharedTable {
+    async fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+    ) -> deltalens_storage::Result<Vec<ObjectMeta>> {
+        let listed = self.commit_path.starts_with(prefix)
+            && start_after.is_none_or(|s| self.commit_path.as_str() > s);
+        Ok(listed
+            .then(|| ObjectMeta {
+                path: self.commit_path.clone(),
+                size: self.commit.len() as u64,
+                last_modified_ms: None,
+            })
+            .into_iter()
+            .collect())
+    }
+
+    async fn get_range(
+        &self,
+        path: &str,
+        range: ByteRange,
+    ) -> deltalens_storage::Result<bytes::Bytes> {
+        if path == self.commit_path {
+            return range.slice(path, &self.commit);
+        }
+        self.read(path, Some(range)).await
+    }
+
+    async fn get(&self, path: &str) -> deltalens_storage::Result<bytes::Bytes> {
+        if path == self.commit_path {
+            return Ok(self.commit.clone());
+        }
+        self.read(path, None).await
+    }
+
+    async fn head(&self, path: &str) -> deltalens_storage::Result<ObjectMeta> {
+        let size = if path == self.commit_path {
+            Some(self.commit.len() as u64)
+        } else {
+            self.files.get(path).and_then(|(_, s)| *s)
+        };
+        size.map(|size| ObjectMeta {
+            path: path.to_string(),
+            size,
+            last_modified_ms: None,
+        })
+        .ok_or_else(|| StorageError::NotFound {
+            path: path.to_string(),
+        })
+    }
 }
