@@ -191,8 +191,9 @@ fn read_profile(path: &str) -> Result<Vec<u8>, SharingError> {
     Ok(text)
 }
 
-/// The most bytes of a table's query answer (its protocol, metadata and one line per file).
-pub const MAX_QUERY_BYTES: usize = 1 << 30;
+/// The most bytes of a table's query answer (its protocol, metadata and one line per file,
+/// about 1 KB each: some 250,000 files), held while it is read.
+pub const MAX_QUERY_BYTES: usize = 256 << 20;
 
 impl Share {
     /// The latest snapshot of the shared table `share.schema.table`, as a table deltalens

@@ -83,6 +83,9 @@ pub struct TableReader {
     later_metadata: Vec<Value>,
     files: Vec<SharedFile>,
     line: usize,
+    /// Whether pre-signed URLs may be plain http to this machine: only when the server
+    /// itself is on this machine (a test), never from a server elsewhere.
+    loopback_http: bool,
 }
 
 impl TableAnswer {
@@ -99,7 +102,9 @@ impl TableAnswer {
 impl TableReader {
     /// A reader of the answer to `what`, sent to `endpoint`.
     pub fn new(endpoint: &str, what: &str) -> TableReader {
+        let loopback_http = url::Url::parse(endpoint).is_ok_and(|u| is_loopback(&u));
         TableReader {
+            loopback_http,
             endpoint: endpoint.to_string(),
             what: what.to_string(),
             format: None,
@@ -329,7 +334,8 @@ impl TableReader {
         let text = v
             .and_then(Value::as_str)
             .ok_or_else(|| self.invalid(format!("a file without {what}")))?;
-        check_file_url(text).map_err(|why| self.invalid(format!("{what}: {why}")))?;
+        check_file_url(text, self.loopback_http)
+            .map_err(|why| self.invalid(format!("{what}: {why}")))?;
         Ok(text.to_string())
     }
 
@@ -350,13 +356,13 @@ impl TableReader {
     }
 }
 
-/// A pre-signed URL deltalens fetches: `https://` (or `http://` to this machine), with a
-/// host and no user info.
-pub(crate) fn check_file_url(text: &str) -> Result<(), String> {
+/// A pre-signed URL deltalens fetches: `https://` (or, when `loopback_http`, `http://` to
+/// this machine), with a host and no user info.
+pub(crate) fn check_file_url(text: &str, loopback_http: bool) -> Result<(), String> {
     let u = url::Url::parse(text).map_err(|e| format!("not a URL ({e})"))?;
     match u.scheme() {
         "https" => {}
-        "http" if is_loopback(&u) => {}
+        "http" if loopback_http && is_loopback(&u) => {}
         s => return Err(format!("a {s}: URL; pre-signed URLs must be https")),
     }
     if u.host_str().unwrap_or("").is_empty() {
@@ -379,9 +385,17 @@ mod tests {
         TableAnswer::parse("https://h/ds", "table s.sc.t", lines.join("\n").as_bytes())
     }
 
+    fn parse_local(lines: &[&str]) -> Result<TableAnswer, SharingError> {
+        TableAnswer::parse(
+            "http://127.0.0.1:8/ds",
+            "table s.sc.t",
+            lines.join("\n").as_bytes(),
+        )
+    }
+
     #[test]
     fn the_parquet_format_is_read() {
-        let a = parse(&[
+        let a = parse_local(&[
             PROTOCOL,
             METADATA,
             r#"{"file":{"url":"https://b.s3.amazonaws.com/t/part-0.parquet?X-Amz-Signature=x","id":"f1","partitionValues":{"d":"2024-01-01"},"size":573,"stats":"{\"numRecords\":1}","expirationTimestamp":1700000000000}}"#,
@@ -451,6 +465,16 @@ mod tests {
             let e = parse(&lines).unwrap_err().to_string();
             assert!(e.contains(why), "{lines:?}: {e}");
         }
+        // a server elsewhere may not point at this machine over plain http
+        let e = TableAnswer::parse(
+            "https://h/ds",
+            "t",
+            [PROTOCOL, METADATA, &file("http://127.0.0.1:9/x")]
+                .join("\n")
+                .as_bytes(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("must be https"), "{e}");
         let long = format!("{{\"x\":\"{}\"}}", "a".repeat(MAX_LINE_BYTES));
         let e = parse(&[PROTOCOL, &long]).unwrap_err().to_string();
         assert!(e.contains("MAX_LINE_BYTES"), "{e}");
