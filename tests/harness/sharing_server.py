@@ -483,9 +483,17 @@ class Catalog:
         seen = set()
         for sh in config.get("shares", []):
             check_name("share", sh["name"])
+            if ("share", sh["name"].lower()) in seen:
+                raise ValueError(f"duplicate share {sh['name']} (names are case-insensitive)")
+            seen.add(("share", sh["name"].lower()))
             schemas = []
             for sc in sh.get("schemas", []):
                 check_name("schema", sc["name"])
+                key = ("schema", sh["name"].lower(), sc["name"].lower())
+                if key in seen:
+                    raise ValueError(f"duplicate schema {sh['name']}.{sc['name']} (names are "
+                                     "case-insensitive)")
+                seen.add(key)
                 tables = [Table(sh["name"], sc["name"], t) for t in sc.get("tables", [])]
                 for t in tables:
                     if t.full.lower() in seen:

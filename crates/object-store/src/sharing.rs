@@ -3,7 +3,9 @@
 //! reqwest (no redirect followed: the token must not travel to another host), each answer
 //! bounded.
 
+use std::collections::HashMap;
 use std::io::Read;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deltalens_sharing::{
@@ -196,109 +198,106 @@ fn read_profile(path: &str) -> Result<Vec<u8>, SharingError> {
 pub const MAX_QUERY_BYTES: usize = 256 << 20;
 
 impl Share {
-    /// The latest snapshot of the shared table `share.schema.table`, as a table deltalens
-    /// reads like any other ([`SharedTable`]).
+    /// The shared table `share.schema.table`, as a table deltalens reads like any other
+    /// ([`SharedTable`]): its current version is asked for now, each snapshot when the
+    /// core reads it.
     pub async fn table(
         &self,
         share: &str,
         schema: &str,
         table: &str,
     ) -> Result<SharedTable, SharingError> {
-        let req = self.server.query(
-            share,
-            schema,
-            table,
-            &Query::default(),
-            ResponseFormat::Delta,
-        );
+        let latest = self.version(share, schema, table).await?;
+        Ok(SharedTable {
+            share: self.clone(),
+            name: [share, schema, table].map(str::to_string),
+            latest,
+            snapshots: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The snapshot of version `version`, asked in the delta format.
+    async fn snapshot(
+        &self,
+        [share, schema, table]: &[String; 3],
+        version: u64,
+    ) -> Result<TableAnswer, SharingError> {
+        let query = Query {
+            version: Some(version),
+            ..Query::default()
+        };
+        let req = self
+            .server
+            .query(share, schema, table, &query, ResponseFormat::Delta);
         let a = send(&self.client, &req, MAX_QUERY_BYTES).await?;
         check_status(self.endpoint(), &req.what, a.status, &a.body)?;
-        let version = table_version(self.endpoint(), &req.what, a.version.as_deref())?;
-        let answer = TableAnswer::parse(self.endpoint(), &req.what, &a.body)?;
-        SharedTable::new(
-            self.client.clone(),
-            version,
-            answer,
-            self.endpoint(),
-            &req.what,
-        )
+        TableAnswer::parse(self.endpoint(), &req.what, &a.body)
     }
 }
 
-/// A shared table's snapshot as storage: a Delta log of one v2 checkpoint (JSON) at the
-/// table's version, written here from the server's answer (its protocol, metadata and
-/// files), and the files it names
-/// (`part-NNNNNNNN.parquet`, deletion vectors as `deletion_vector_<uuid>.bin`), each read
-/// from its pre-signed URL with a range request and no credential. Nothing else exists in
-/// it; nothing in it is written to.
+/// The most versions of a shared table listed (the newest): older ones cannot be read.
+pub const MAX_LISTED_VERSIONS: u64 = 10_000;
+
+/// The file name the written checkpoint of each version has (a v2 checkpoint, UUID-named).
+const CHECKPOINT_UUID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// A shared table as storage: a Delta log of one v2 JSON checkpoint per version (the
+/// newest [`MAX_LISTED_VERSIONS`]), each written here, when the core first reads it, from
+/// the server's answer for that version (its protocol, metadata and files), and the files
+/// they name (`vN/part-NNNNNNNN.parquet`, deletion vectors as
+/// `deletion_vector_<uuid>.bin`), each read from its pre-signed URL with a range request
+/// and no credential. Nothing else exists in it; nothing in it is written to.
 #[derive(Debug)]
 pub struct SharedTable {
-    client: reqwest::Client,
-    commit_path: String,
-    commit: bytes::Bytes,
-    /// Path -> (pre-signed URL, size if known).
-    files: std::collections::HashMap<String, (String, Option<u64>)>,
+    share: Share,
+    name: [String; 3],
+    latest: u64,
+    /// Written checkpoints by version.
+    snapshots: Mutex<HashMap<u64, bytes::Bytes>>,
+    /// Path -> (pre-signed URL, size if known), for every version written.
+    files: Mutex<HashMap<String, (String, Option<u64>)>>,
 }
 
 impl SharedTable {
-    fn new(
-        client: reqwest::Client,
-        version: u64,
-        answer: TableAnswer,
-        endpoint: &str,
-        what: &str,
-    ) -> Result<SharedTable, SharingError> {
-        let unsupported = |why: String| SharingError::Unsupported {
-            endpoint: endpoint.to_string(),
-            what: what.to_string(),
-            why,
-        };
-        let mut lines = vec![
-            serde_json::json!({ "checkpointMetadata": { "version": version } }).to_string(),
-            serde_json::json!({ "protocol": protocol_of(&answer) }).to_string(),
-            serde_json::json!({ "metaData": metadata_of(&answer) }).to_string(),
-        ];
-        let mut files = std::collections::HashMap::new();
-        for (i, f) in answer.files.iter().enumerate() {
-            let path = format!("part-{i:08}.parquet");
-            let mut add = match &f.delta_action {
-                Some(a) => a.get("add").cloned().ok_or_else(|| {
-                    unsupported("a snapshot answered with removes or changes".into())
-                })?,
-                None => serde_json::json!({
-                    "partitionValues": f.partition_values,
-                    "size": f.size,
-                    "modificationTime": f.timestamp.unwrap_or(0),
-                    "dataChange": false,
-                    "stats": f.stats,
-                }),
-            };
-            add["path"] = path.clone().into();
-            if let Some(dv) = add.get_mut("deletionVector")
-                && dv.get("storageType").and_then(|s| s.as_str()) == Some("p")
-            {
-                let url = dv["pathOrInlineDv"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let (encoded, dv_path) = dv_name(i as u128);
-                dv["storageType"] = "u".into();
-                dv["pathOrInlineDv"] = encoded.into();
-                files.insert(dv_path, (url, None));
-            }
-            files.insert(path, (f.url.clone(), Some(f.size)));
-            lines.push(serde_json::json!({ "add": add }).to_string());
+    fn checkpoint_path(version: u64) -> String {
+        format!("_delta_log/{version:020}.checkpoint.{CHECKPOINT_UUID}.json")
+    }
+
+    /// The version whose checkpoint `path` is, if it is one.
+    fn version_of(&self, path: &str) -> Option<u64> {
+        let v: u64 = path
+            .strip_prefix("_delta_log/")?
+            .strip_suffix(&format!(".checkpoint.{CHECKPOINT_UUID}.json"))?
+            .parse()
+            .ok()?;
+        (v <= self.latest && self.latest - v < MAX_LISTED_VERSIONS).then_some(v)
+    }
+
+    /// The checkpoint of `version`, written from the server's answer the first time.
+    async fn checkpoint(&self, version: u64) -> deltalens_storage::Result<bytes::Bytes> {
+        if let Some(b) = lock(&self.snapshots).get(&version) {
+            return Ok(b.clone());
         }
-        Ok(SharedTable {
-            client,
-            // a v2 checkpoint (UUID-named, JSON) of the version: the snapshot without
-            // the commits before it
-            commit_path: format!(
-                "_delta_log/{version:020}.checkpoint.00000000-0000-0000-0000-000000000000.json"
-            ),
-            commit: bytes::Bytes::from(lines.join("\n") + "\n"),
-            files,
-        })
+        let path = Self::checkpoint_path(version);
+        let answer = self
+            .share
+            .snapshot(&self.name, version)
+            .await
+            .map_err(|e| StorageError::Backend {
+                path: path.clone(),
+                operation: "get",
+                message: e.to_string(),
+            })?;
+        let (bytes, files) =
+            written(version, &answer).map_err(|message| StorageError::Backend {
+                path,
+                operation: "get",
+                message,
+            })?;
+        lock(&self.files).extend(files);
+        lock(&self.snapshots).insert(version, bytes.clone());
+        Ok(bytes)
     }
 
     /// GET `range` of `path` (its pre-signed URL), checking the answer is that range.
@@ -307,9 +306,14 @@ impl SharedTable {
         path: &str,
         range: Option<ByteRange>,
     ) -> deltalens_storage::Result<bytes::Bytes> {
-        let (url, size) = self.files.get(path).ok_or_else(|| StorageError::NotFound {
-            path: path.to_string(),
-        })?;
+        let (url, size) =
+            lock(&self.files)
+                .get(path)
+                .cloned()
+                .ok_or_else(|| StorageError::NotFound {
+                    path: path.to_string(),
+                })?;
+        let (url, size) = (&url, &size);
         let bounded = match (range, size) {
             (None, _) => None,
             (Some(r), Some(size)) => Some(r.resolve(*size).ok_or(StorageError::InvalidRange {
@@ -331,7 +335,7 @@ impl SharedTable {
             operation: "get",
             message: e.to_string(),
         };
-        let mut req = self.client.get(url);
+        let mut req = self.share.client.get(url);
         if let Some(r) = &bounded {
             if r.is_empty() {
                 return Ok(bytes::Bytes::new());
@@ -406,6 +410,58 @@ impl SharedTable {
     }
 }
 
+/// The v2 checkpoint of `version` written from its answer, and its files' paths.
+#[allow(clippy::type_complexity)]
+fn written(
+    version: u64,
+    answer: &TableAnswer,
+) -> Result<(bytes::Bytes, Vec<(String, (String, Option<u64>))>), String> {
+    let mut lines = vec![
+        serde_json::json!({ "checkpointMetadata": { "version": version } }).to_string(),
+        serde_json::json!({ "protocol": protocol_of(answer) }).to_string(),
+        serde_json::json!({ "metaData": metadata_of(answer) }).to_string(),
+    ];
+    let mut files = Vec::with_capacity(answer.files.len());
+    for (i, f) in answer.files.iter().enumerate() {
+        let path = format!("v{version}/part-{i:08}.parquet");
+        let mut add = match &f.delta_action {
+            Some(a) => a
+                .get("add")
+                .cloned()
+                .ok_or("the server answered a snapshot with removes or changes")?,
+            None => serde_json::json!({
+                "partitionValues": f.partition_values,
+                "size": f.size,
+                "modificationTime": f.timestamp.unwrap_or(0),
+                "dataChange": false,
+                "stats": f.stats,
+            }),
+        };
+        add["path"] = path.clone().into();
+        if let Some(dv) = add.get_mut("deletionVector")
+            && dv.get("storageType").and_then(|s| s.as_str()) == Some("p")
+        {
+            let url = dv["pathOrInlineDv"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let (encoded, dv_path) = dv_name((u128::from(version) << 64) | i as u128);
+            dv["storageType"] = "u".into();
+            dv["pathOrInlineDv"] = encoded.into();
+            files.push((dv_path, (url, None)));
+        }
+        files.push((path, (f.url.clone(), Some(f.size))));
+        lines.push(serde_json::json!({ "add": add }).to_string());
+    }
+    Ok((bytes::Bytes::from(lines.join("\n") + "\n"), files))
+}
+
+/// `m` locked (a panic elsewhere while it was held leaves it usable: its maps are only
+/// ever extended).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The protocol of a shared table's answer (the parquet format's has only reader version
 /// 1: a table with features is answered in the delta format).
 fn protocol_of(answer: &TableAnswer) -> serde_json::Value {
@@ -467,15 +523,19 @@ impl Storage for SharedTable {
         prefix: &str,
         start_after: Option<&str>,
     ) -> deltalens_storage::Result<Vec<ObjectMeta>> {
-        let listed = self.commit_path.starts_with(prefix)
-            && start_after.is_none_or(|s| self.commit_path.as_str() > s);
-        Ok(listed
-            .then(|| ObjectMeta {
-                path: self.commit_path.clone(),
-                size: self.commit.len() as u64,
+        if !"_delta_log/".starts_with(prefix) && !prefix.starts_with("_delta_log/") {
+            return Ok(Vec::new());
+        }
+        let first = self.latest.saturating_sub(MAX_LISTED_VERSIONS - 1);
+        Ok((first..=self.latest)
+            .map(Self::checkpoint_path)
+            .filter(|p| p.starts_with(prefix) && start_after.is_none_or(|s| p.as_str() > s))
+            // (a JSON checkpoint is read whole: its size is not used)
+            .map(|path| ObjectMeta {
+                path,
+                size: 0,
                 last_modified_ms: None,
             })
-            .into_iter()
             .collect())
     }
 
@@ -484,24 +544,23 @@ impl Storage for SharedTable {
         path: &str,
         range: ByteRange,
     ) -> deltalens_storage::Result<bytes::Bytes> {
-        if path == self.commit_path {
-            return range.slice(path, &self.commit);
+        if let Some(v) = self.version_of(path) {
+            return range.slice(path, &self.checkpoint(v).await?);
         }
         self.read(path, Some(range)).await
     }
 
     async fn get(&self, path: &str) -> deltalens_storage::Result<bytes::Bytes> {
-        if path == self.commit_path {
-            return Ok(self.commit.clone());
+        if let Some(v) = self.version_of(path) {
+            return self.checkpoint(v).await;
         }
         self.read(path, None).await
     }
 
     async fn head(&self, path: &str) -> deltalens_storage::Result<ObjectMeta> {
-        let size = if path == self.commit_path {
-            Some(self.commit.len() as u64)
-        } else {
-            self.files.get(path).and_then(|(_, s)| *s)
+        let size = match self.version_of(path) {
+            Some(v) => Some(self.checkpoint(v).await?.len() as u64),
+            None => lock(&self.files).get(path).and_then(|(_, s)| *s),
         };
         size.map(|size| ObjectMeta {
             path: path.to_string(),
