@@ -7,7 +7,9 @@ test OAuth token endpoint, both on 127.0.0.1:
   version equals its directory's (`deltalens info DIR --json`);
 - a shared table, `<profile>#share.schema.table`, answers `info`, `schema` and `scan` like
   its directory (the delta format: deletion vectors and column mapping read exactly), also
-  at an earlier version (`--version`: that version's snapshot, asked when read);
+  at an earlier version (`--version`: that version's snapshot, asked when read); a table
+  shared with its change data feed answers `changes` like its directory (the commit time
+  aside: the server's clock) and `history` with its versions;
 - a version 2 profile with OAuth client credentials gets its token from the token endpoint
   (HTTP basic authentication, `grant_type=client_credentials`, the scope) and lists; a
   wrong client secret is refused (exit 5) with the endpoint's message;
@@ -87,6 +89,15 @@ def listed(a, name):
     return [d["name"] for d in json.loads(r.stdout)]
 
 
+def changes(out):
+    """Change rows without their commit time (the server's clock for a version, not the
+    commit's own record), in any order."""
+    rows = [json.loads(line) for line in out.splitlines()]
+    for r in rows:
+        r.pop("_commit_timestamp", None)
+    return sorted(json.dumps(r, sort_keys=True) for r in rows)
+
+
 def profile(tmp, name, **doc):
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
@@ -106,6 +117,8 @@ def run(a, tmp):
     config = {"shares": [
         {"name": "sales", "schemas": [{"name": "retail", "tables": [
             {"name": n.replace("-", "_"), "location": p} for n, p in tables.items()]}]},
+        {"name": "feeds", "schemas": [{"name": "retail", "tables": [
+            {"name": n.replace("-", "_"), "location": p, "cdf": True} for n, p in tables.items()]}]},
         {"name": "big", "schemas": [{"name": "many", "tables": [
             {"name": f"t{i:04}", "location": first} for i in range(1201)]}, {"name": "empty", "tables": []}]},
     ]}
@@ -133,7 +146,7 @@ def run(a, tmp):
 
 def checks_on(a, tmp, endpoint, token_port, tables):
     p = profile(tmp, "config.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN)
-    check(listed(a, p) == [f"{p}#sales", f"{p}#big"], "the profile lists its two shares")
+    check(listed(a, p) == [f"{p}#sales", f"{p}#feeds", f"{p}#big"], "the profile lists its three shares")
     check(listed(a, f"{p}#big") == [f"{p}#big.many", f"{p}#big.empty"], "a share lists its schemas")
     names = [n.replace("-", "_") for n in tables]
     check(listed(a, f"{p}#sales.retail") == [f"{p}#sales.retail.{n}" for n in names],
@@ -179,13 +192,29 @@ def checks_on(a, tmp, endpoint, token_port, tables):
                 ok = sorted(shared.stdout.splitlines()) == sorted(local.stdout.splitlines())
             check(ok, f"{n} {what}: shared like its directory (exit {shared.returncode}: {shared.stderr.strip()[:300]})")
 
+    # the change data feed and history of a table the server shares with its changes
+    for n, d in tables.items():
+        t = f"{p}#feeds.retail.{n.replace('-', '_')}"
+        info = json.loads(cli(a, "info", d, "--json").stdout)
+        if info.get("properties", {}).get("delta.enableChangeDataFeed") != "true":
+            continue
+        for start in (0, max(info["version"] - 2, 0)):
+            got, want = (cli(a, "changes", x, "--from", str(start), "--format", "jsonl") for x in (t, d))
+            same = got.returncode == want.returncode == 0 and changes(got.stdout) == changes(want.stdout)
+            check(same, f"{n} changes --from {start}: shared like its directory "
+                        f"({len(got.stdout.splitlines())} vs {len(want.stdout.splitlines())} rows; {got.stderr.strip()[:300]})")
+        got = cli(a, "history", t, "--json")
+        versions = [h.get("version") for h in json.loads(got.stdout)] if got.returncode == 0 else got.stderr[:200]
+        check(versions == list(range(info["version"], -1, -1))[:len(versions)] and len(versions) > 0,
+              f"{n} history: the versions, newest first ({versions})")
+
     # OAuth client credentials (profile version 2)
     oauth = dict(shareCredentialsVersion=2, type="oauth_client_credentials", endpoint=endpoint,
                  tokenEndpoint=f"http://127.0.0.1:{token_port}/oauth2/token", clientId=CLIENT_ID,
                  clientSecret=CLIENT_SECRET, scope=SCOPE)
     o = profile(tmp, "oauth.share", **oauth)
     before = TokenEndpoint.calls
-    check(listed(a, o) == [f"{o}#sales", f"{o}#big"], "an OAuth profile lists with the token it was given")
+    check(listed(a, o) == [f"{o}#sales", f"{o}#feeds", f"{o}#big"], "an OAuth profile lists with the token it was given")
     check(TokenEndpoint.calls == before + 1, "one token asked for one command")
     w = profile(tmp, "wrong-secret.share", **dict(oauth, clientSecret="nope"))
     r = cli(a, "share", w)

@@ -427,7 +427,8 @@ def http_checks(ep, root, tables_dir, expected_dir):
 
     # version endpoint
     for name in TABLES:
-        latest = json.load(open(os.path.join(expected_dir, name, "versions.json")))["latest_version"]
+        vs = json.load(open(os.path.join(expected_dir, name, "versions.json")))
+        latest = vs["latest_version"]
         st, h, _ = http("GET", f"{tbl}/{name}/version")
         check(st == 200 and h.get("delta-table-version") == str(latest),
               f"{name}: version endpoint says {latest}", f"{st} {h.get('delta-table-version')}")
@@ -590,8 +591,8 @@ def expiry_checks(tmp, tables_dir):
         {"name": "t", "location": os.path.join(tables_dir, "dat_all_primitive_types")}]}]}]}
     proc, ep = start_server(tmp, config, "ttl", "--url-ttl-seconds", "1", "--stop-after", "120")
     try:
-        st, _, body = http("POST", f"{ep}/delta-sharing/shares/{SHARE}/schemas/{SCHEMA}/tables/t/query",
-                           body={})
+        st, _, body = http(
+            "POST", f"{ep}/delta-sharing/shares/{SHARE}/schemas/{SCHEMA}/tables/t/query", body={})
         lines = ndjson(body) if st == 200 else []
         f = lines[2]["file"] if len(lines) > 2 else {}
         url = f.get("url")

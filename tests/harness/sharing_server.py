@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A Delta Sharing server for tests (the provider side of the open protocol, delta-io/delta-sharing
 PROTOCOL.md), serving local Delta tables to recipients over HTTP. 127.0.0.1 only; stdlib plus
-pyarrow (to read parquet checkpoints). The log replay is its own (JSON commits, _last_checkpoint,
-classic single and multi-part checkpoints, v2 checkpoints in JSON or parquet with sidecars); it
-never reads table data, only the log.
+pyarrow (to read parquet checkpoints). The log replay is its own (JSON commits, classic single
+and multi-part checkpoints, v2 checkpoints in JSON or parquet with sidecars; checkpoints are
+found by listing _delta_log, so _last_checkpoint, a hint, is not needed); it never reads table
+data, only the log.
 
   sharing_server.py --config CONFIG.json --token TOKEN [--port 0] [--port-file F]
       [--stop-after SECONDS] [--url-ttl-seconds N] [--prefix /delta-sharing]
@@ -27,10 +28,11 @@ Endpoints (under --prefix), all needing "Authorization: Bearer TOKEN" (else 401)
                                   limitHint, predicateHints, jsonPredicateHints}
   GET  .../tables/{table}/changes?startingVersion=|startingTimestamp=
                                   [&endingVersion=|endingTimestamp=][&includeHistoricalMetadata=]
-Names are case-insensitive. Lists page with an opaque, tamper-checked nextPageToken
-(maxResults 0..500, default 500; --max-page-size N returns at most N items per page whatever
-maxResults says, as the spec allows, to exercise a client's paging). NDJSON answers carry Delta-Table-Version and echo the format
-used in "delta-sharing-capabilities: responseformat=parquet|delta" (plus
+Names are case-insensitive (and checked against the protocol's Names rules at start). Lists
+page with an opaque, tamper-checked nextPageToken (maxResults 0..500, default 500;
+--max-page-size N returns at most N items per page whatever maxResults says, as the spec
+allows, to exercise a client's paging). NDJSON answers carry Delta-Table-Version and echo the
+format used in "delta-sharing-capabilities: responseformat=parquet|delta" (plus
 includeendstreamaction=true when asked for, then the last line is an endStreamAction), and echo
 a valid "fileidhash" header (parquet: md5 of the path, delta: sha256; by default per format).
 Hints (limitHint, predicateHints, jsonPredicateHints) are accepted and ignored: every active file

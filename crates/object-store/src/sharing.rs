@@ -208,13 +208,45 @@ impl Share {
         table: &str,
     ) -> Result<SharedTable, SharingError> {
         let latest = self.version(share, schema, table).await?;
+        let req = self
+            .server
+            .metadata(share, schema, table, ResponseFormat::Delta);
+        let a = send(&self.client, &req, MAX_ANSWER_BYTES).await?;
+        check_status(self.endpoint(), &req.what, a.status, &a.body)?;
+        let metadata = TableAnswer::parse(self.endpoint(), &req.what, &a.body)?.metadata;
+        let name = [share, schema, table].map(str::to_string);
+        // the change data feed, when the table has it and the server shares it (one
+        // request to see: a server may share a table's snapshots only)
+        let change_feed = metadata
+            .pointer("/configuration/delta.enableChangeDataFeed")
+            .and_then(|v| v.as_str())
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            && self.changes(&name, latest, latest).await.is_ok();
         Ok(SharedTable {
             share: self.clone(),
-            name: [share, schema, table].map(str::to_string),
+            name,
             latest,
+            change_feed,
             snapshots: Mutex::new(HashMap::new()),
+            commits: Mutex::new(HashMap::new()),
             files: Mutex::new(HashMap::new()),
+            ids: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The changes of versions `from..=to` (the change data feed), in the delta format.
+    async fn changes(
+        &self,
+        [share, schema, table]: &[String; 3],
+        from: u64,
+        to: u64,
+    ) -> Result<TableAnswer, SharingError> {
+        let req = self
+            .server
+            .changes(share, schema, table, from, Some(to), ResponseFormat::Delta);
+        let a = send(&self.client, &req, MAX_QUERY_BYTES).await?;
+        check_status(self.endpoint(), &req.what, a.status, &a.body)?;
+        TableAnswer::parse(self.endpoint(), &req.what, &a.body)
     }
 
     /// The snapshot of version `version`, asked in the delta format.
@@ -239,29 +271,103 @@ impl Share {
 /// The most versions of a shared table listed (the newest): older ones cannot be read.
 pub const MAX_LISTED_VERSIONS: u64 = 10_000;
 
+/// Versions whose changes one request asks for.
+const CHANGES_WINDOW: u64 = 200;
+
 /// The file name the written checkpoint of each version has (a v2 checkpoint, UUID-named).
 const CHECKPOINT_UUID: &str = "00000000-0000-0000-0000-000000000000";
 
 /// A shared table as storage: a Delta log of one v2 JSON checkpoint per version (the
 /// newest [`MAX_LISTED_VERSIONS`]), each written here, when the core first reads it, from
 /// the server's answer for that version (its protocol, metadata and files), and the files
-/// they name (`vN/part-NNNNNNNN.parquet`, deletion vectors as
-/// `deletion_vector_<uuid>.bin`), each read from its pre-signed URL with a range request
+/// they name (`files/NNNNNNNN.parquet`, one path per server file id; deletion vectors as
+/// `deletion_vector_<uuid>.bin`, one per version and file line), each read from its pre-signed URL with a range request
 /// and no credential. Nothing else exists in it; nothing in it is written to.
 #[derive(Debug)]
 pub struct SharedTable {
     share: Share,
     name: [String; 3],
     latest: u64,
+    /// Whether the table has the change data feed: then each version also has a commit,
+    /// written from the server's changes (for `changes` and `history`).
+    change_feed: bool,
     /// Written checkpoints by version.
     snapshots: Mutex<HashMap<u64, bytes::Bytes>>,
-    /// Path -> (pre-signed URL, size if known), for every version written.
+    /// Written commits by version.
+    commits: Mutex<HashMap<u64, bytes::Bytes>>,
+    /// Path -> (pre-signed URL, size if known), for every version written (a file's newest
+    /// URL).
     files: Mutex<HashMap<String, (String, Option<u64>)>>,
+    /// The server's file ids, numbered as they are first seen: a file keeps its path
+    /// (`files/NNNNNNNN.parquet`) in every version and change, so that the core pairs a
+    /// remove with the add of the same file (a deletion vector updated).
+    ids: Mutex<HashMap<String, u64>>,
 }
 
 impl SharedTable {
     fn checkpoint_path(version: u64) -> String {
         format!("_delta_log/{version:020}.checkpoint.{CHECKPOINT_UUID}.json")
+    }
+
+    /// The path of the file the server calls `id`.
+    fn path_of(&self, id: &str) -> String {
+        let mut ids = lock(&self.ids);
+        let next = ids.len() as u64;
+        let n = *ids.entry(id.to_string()).or_insert(next);
+        format!("files/{n:08}.parquet")
+    }
+
+    /// The version whose commit `path` is, if it is one of this table's.
+    fn commit_version(&self, path: &str) -> Option<u64> {
+        let v: u64 = path
+            .strip_prefix("_delta_log/")?
+            .strip_suffix(".json")?
+            .parse()
+            .ok()?;
+        (self.change_feed && v <= self.latest && self.latest - v < MAX_LISTED_VERSIONS).then_some(v)
+    }
+
+    /// The commit of `version`, written from the server's changes the first time (with
+    /// those of up to [`CHANGES_WINDOW`] versions around it, asked in one request).
+    async fn commit(&self, version: u64) -> deltalens_storage::Result<bytes::Bytes> {
+        if let Some(b) = lock(&self.commits).get(&version) {
+            return Ok(b.clone());
+        }
+        let path = format!("_delta_log/{version:020}.json");
+        let first = self.latest.saturating_sub(MAX_LISTED_VERSIONS - 1);
+        let from = version.saturating_sub(CHANGES_WINDOW / 2).max(first);
+        let to = version.saturating_add(CHANGES_WINDOW / 2).min(self.latest);
+        let failed = |message: String| StorageError::Backend {
+            path: path.clone(),
+            operation: "get",
+            message,
+        };
+        let answer = self
+            .share
+            .changes(&self.name, from, to)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let (mut commits, files) =
+            written_commits(from..=to, &answer, &|id| self.path_of(id)).map_err(failed)?;
+        if from == 0 {
+            // the table's first commit holds its protocol and metadata: those of the
+            // snapshot at version 0 (the second and third lines of its checkpoint)
+            let first = self.checkpoint(0).await?;
+            let head: Vec<&[u8]> = first.split(|b| *b == b'\n').skip(1).take(2).collect();
+            if let Some((_, c)) = commits.iter_mut().find(|(v, _)| *v == 0) {
+                let mut text = head.join(&b'\n');
+                text.push(b'\n');
+                text.extend_from_slice(c);
+                *c = bytes::Bytes::from(text);
+            }
+        }
+        lock(&self.files).extend(files);
+        let mut cached = lock(&self.commits);
+        cached.extend(commits);
+        cached
+            .get(&version)
+            .cloned()
+            .ok_or_else(|| failed(format!("the server's changes hold no version {version}")))
     }
 
     /// The version whose checkpoint `path` is, if it is one.
@@ -290,10 +396,12 @@ impl SharedTable {
                 message: e.to_string(),
             })?;
         let (bytes, files) =
-            written(version, &answer).map_err(|message| StorageError::Backend {
-                path,
-                operation: "get",
-                message,
+            written(version, &answer, &|id| self.path_of(id)).map_err(|message| {
+                StorageError::Backend {
+                    path,
+                    operation: "get",
+                    message,
+                }
             })?;
         lock(&self.files).extend(files);
         lock(&self.snapshots).insert(version, bytes.clone());
@@ -410,11 +518,13 @@ impl SharedTable {
     }
 }
 
-/// The v2 checkpoint of `version` written from its answer, and its files' paths.
+/// The v2 checkpoint of `version` written from its answer (each file at `path_of` its
+/// id), and its files' paths.
 #[allow(clippy::type_complexity)]
 fn written(
     version: u64,
     answer: &TableAnswer,
+    path_of: &dyn Fn(&str) -> String,
 ) -> Result<(bytes::Bytes, Vec<(String, (String, Option<u64>))>), String> {
     let mut lines = vec![
         serde_json::json!({ "checkpointMetadata": { "version": version } }).to_string(),
@@ -423,7 +533,7 @@ fn written(
     ];
     let mut files = Vec::with_capacity(answer.files.len());
     for (i, f) in answer.files.iter().enumerate() {
-        let path = format!("v{version}/part-{i:08}.parquet");
+        let path = path_of(&f.id);
         let mut add = match &f.delta_action {
             Some(a) => a
                 .get("add")
@@ -454,6 +564,80 @@ fn written(
         lines.push(serde_json::json!({ "add": add }).to_string());
     }
     Ok((bytes::Bytes::from(lines.join("\n") + "\n"), files))
+}
+
+/// The commits of `versions` written from a changes answer (each: its commit time, then
+/// its added, removed and change data files, each at `path_of` its id), and their files'
+/// paths. A version without files is an empty commit.
+#[allow(clippy::type_complexity)]
+fn written_commits(
+    versions: std::ops::RangeInclusive<u64>,
+    answer: &TableAnswer,
+    path_of: &dyn Fn(&str) -> String,
+) -> Result<
+    (
+        Vec<(u64, bytes::Bytes)>,
+        Vec<(String, (String, Option<u64>))>,
+    ),
+    String,
+> {
+    let mut lines: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut stamps: HashMap<u64, i64> = HashMap::new();
+    let mut files = Vec::new();
+    for (i, f) in answer.files.iter().enumerate() {
+        let v = f.version.ok_or("a change without its version")?;
+        if !versions.contains(&v) {
+            return Err(format!(
+                "a change of version {v}, outside the versions asked for"
+            ));
+        }
+        if let Some(t) = f.timestamp {
+            stamps.insert(v, t);
+        }
+        let action = f
+            .delta_action
+            .as_ref()
+            .ok_or("a change not in the delta format")?;
+        let Some((kind, body)) = action.as_object().and_then(|o| o.iter().next()) else {
+            return Err("an empty change".into());
+        };
+        let path = path_of(&f.id);
+        let mut body = body.clone();
+        body["path"] = path.clone().into();
+        if let Some(dv) = body.get_mut("deletionVector")
+            && dv.get("storageType").and_then(|s| s.as_str()) == Some("p")
+        {
+            let url = dv["pathOrInlineDv"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let (encoded, dv_path) = dv_name((1 << 127) | (u128::from(v) << 64) | i as u128);
+            dv["storageType"] = "u".into();
+            dv["pathOrInlineDv"] = encoded.into();
+            files.push((dv_path, (url, None)));
+        }
+        files.push((path, (f.url.clone(), Some(f.size))));
+        lines
+            .entry(v)
+            .or_default()
+            .push(serde_json::json!({ kind.as_str(): body }).to_string());
+    }
+    let commits = versions
+        .map(|v| {
+            let mut text = match stamps.get(&v) {
+                Some(t) => {
+                    serde_json::json!({ "commitInfo": { "timestamp": t } }).to_string() + "\n"
+                }
+                None => String::new(),
+            };
+            for l in lines.remove(&v).unwrap_or_default() {
+                text.push_str(&l);
+                text.push('\n');
+            }
+            (v, bytes::Bytes::from(text))
+        })
+        .collect();
+    Ok((commits, files))
 }
 
 /// `m` locked (a panic elsewhere while it was held leaves it usable: its maps are only
@@ -527,8 +711,18 @@ impl Storage for SharedTable {
             return Ok(Vec::new());
         }
         let first = self.latest.saturating_sub(MAX_LISTED_VERSIONS - 1);
-        Ok((first..=self.latest)
+        let commits = self
+            .change_feed
+            .then_some(first..=self.latest)
+            .into_iter()
+            .flatten();
+        let mut paths: Vec<String> = (first..=self.latest)
             .map(Self::checkpoint_path)
+            .chain(commits.map(|v| format!("_delta_log/{v:020}.json")))
+            .collect();
+        paths.sort();
+        Ok(paths
+            .into_iter()
             .filter(|p| p.starts_with(prefix) && start_after.is_none_or(|s| p.as_str() > s))
             // (a JSON checkpoint is read whole: its size is not used)
             .map(|path| ObjectMeta {
@@ -547,6 +741,9 @@ impl Storage for SharedTable {
         if let Some(v) = self.version_of(path) {
             return range.slice(path, &self.checkpoint(v).await?);
         }
+        if let Some(v) = self.commit_version(path) {
+            return range.slice(path, &self.commit(v).await?);
+        }
         self.read(path, Some(range)).await
     }
 
@@ -554,13 +751,17 @@ impl Storage for SharedTable {
         if let Some(v) = self.version_of(path) {
             return self.checkpoint(v).await;
         }
+        if let Some(v) = self.commit_version(path) {
+            return self.commit(v).await;
+        }
         self.read(path, None).await
     }
 
     async fn head(&self, path: &str) -> deltalens_storage::Result<ObjectMeta> {
-        let size = match self.version_of(path) {
-            Some(v) => Some(self.checkpoint(v).await?.len() as u64),
-            None => lock(&self.files).get(path).and_then(|(_, s)| *s),
+        let size = match (self.version_of(path), self.commit_version(path)) {
+            (Some(v), _) => Some(self.checkpoint(v).await?.len() as u64),
+            (None, Some(v)) => Some(self.commit(v).await?.len() as u64),
+            (None, None) => lock(&self.files).get(path).and_then(|(_, s)| *s),
         };
         size.map(|size| ObjectMeta {
             path: path.to_string(),
