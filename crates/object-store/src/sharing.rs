@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deltalens_sharing::{
-    MAX_ANSWER_BYTES, MAX_PAGES, MAX_PROFILE_BYTES, OAuthToken, Page, Profile, Query, Request,
-    ResponseFormat, Server, ShareName, SharedItem, SharingError, TableAnswer, check_status,
-    table_version,
+    FileKind, MAX_ANSWER_BYTES, MAX_PAGES, MAX_PROFILE_BYTES, OAuthToken, Page, Profile, Query,
+    Request, ResponseFormat, Server, ShareName, SharedItem, SharingError, TableAnswer,
+    check_status, table_version,
 };
 use deltalens_storage::{ByteRange, ObjectMeta, Storage, StorageError};
 
@@ -49,6 +49,9 @@ impl Share {
         let client = reqwest::Client::builder()
             .timeout(SHARING_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
+            // no proxy from the environment: the token would reach it (in clear, for a
+            // server on this machine)
+            .no_proxy()
             .build()
             .map_err(|e| SharingError::Unreachable {
                 endpoint: profile.endpoint.clone(),
@@ -133,7 +136,7 @@ async fn send(client: &reqwest::Client, req: &Request, max: usize) -> Result<Ans
     let unreachable = |e: reqwest::Error| SharingError::Unreachable {
         endpoint: req.url.clone(),
         what: req.what.clone(),
-        message: e.to_string(),
+        message: e.without_url().to_string(),
     };
     let method = reqwest::Method::from_bytes(req.method.as_bytes()).unwrap_or(reqwest::Method::GET);
     let mut r = client.request(method, &req.url);
@@ -182,6 +185,10 @@ fn read_profile(path: &str) -> Result<Vec<u8>, SharingError> {
         ));
     }
     let local = path.strip_prefix("file://").unwrap_or(path);
+    // (a FIFO or a device would block the open: only a regular file is opened)
+    if !std::fs::metadata(local).is_ok_and(|m| m.is_file()) {
+        return Err(bad("is not a file".into()));
+    }
     let file = std::fs::File::open(local).map_err(|e| bad(format!("cannot be read ({e})")))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(bad("is not a file".into()));
@@ -264,12 +271,25 @@ impl Share {
             .query(share, schema, table, &query, ResponseFormat::Delta);
         let a = send(&self.client, &req, MAX_QUERY_BYTES).await?;
         check_status(self.endpoint(), &req.what, a.status, &a.body)?;
+        // the answer must be the version asked for (its header says which)
+        let answered = table_version(self.endpoint(), &req.what, a.version.as_deref())?;
+        if answered != version {
+            return Err(SharingError::InvalidAnswer {
+                endpoint: self.endpoint().to_string(),
+                what: req.what,
+                why: format!("version {answered} answered for version {version}"),
+            });
+        }
         TableAnswer::parse(self.endpoint(), &req.what, &a.body)
     }
 }
 
 /// The most versions of a shared table listed (the newest): older ones cannot be read.
 pub const MAX_LISTED_VERSIONS: u64 = 10_000;
+
+/// The most bytes of one deletion vector of a shared table read (its size is the figure
+/// the server's descriptor gives; a real one is kilobytes to a few megabytes).
+pub const MAX_SHARED_DV_BYTES: u64 = 256 << 20;
 
 /// Versions whose changes one request asks for.
 const CHANGES_WINDOW: u64 = 200;
@@ -283,7 +303,6 @@ const CHECKPOINT_UUID: &str = "00000000-0000-0000-0000-000000000000";
 /// they name (`files/NNNNNNNN.parquet`, one path per server file id; deletion vectors as
 /// `deletion_vector_<uuid>.bin`, one per version and file line), each read from its pre-signed URL with a range request
 /// and no credential. Nothing else exists in it; nothing in it is written to.
-#[derive(Debug)]
 pub struct SharedTable {
     share: Share,
     name: [String; 3],
@@ -302,6 +321,17 @@ pub struct SharedTable {
     /// (`files/NNNNNNNN.parquet`) in every version and change, so that the core pairs a
     /// remove with the add of the same file (a deletion vector updated).
     ids: Mutex<HashMap<String, u64>>,
+}
+
+impl std::fmt::Debug for SharedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (no pre-signed URL: their signatures are credentials)
+        f.debug_struct("SharedTable")
+            .field("endpoint", &self.share.endpoint())
+            .field("name", &self.name)
+            .field("latest", &self.latest)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SharedTable {
@@ -438,10 +468,27 @@ impl SharedTable {
                 });
             }
         };
+        // (the error without its URL: a pre-signed URL's signature is a credential)
+        // a file of unknown size (a deletion vector) is read by the range its descriptor
+        // gives, a figure the server wrote: bounded here
+        if size.is_none()
+            && bounded
+                .as_ref()
+                .is_some_and(|r| r.end - r.start > MAX_SHARED_DV_BYTES)
+        {
+            let len = bounded.as_ref().map_or(0, |r| r.end - r.start);
+            return Err(StorageError::InvalidResponse {
+                path: path.to_string(),
+                operation: "get",
+                message: format!(
+                    "the server's descriptor gives this deletion vector {len} bytes, more than MAX_SHARED_DV_BYTES ({MAX_SHARED_DV_BYTES})"
+                ),
+            });
+        }
         let failed = |e: reqwest::Error| StorageError::Unreachable {
             path: path.to_string(),
             operation: "get",
-            message: e.to_string(),
+            message: e.without_url().to_string(),
         };
         let mut req = self.share.client.get(url);
         if let Some(r) = &bounded {
@@ -472,16 +519,22 @@ impl SharedTable {
                 },
             });
         }
-        // at most what was asked for (a whole file: its size, else MAX_QUERY_BYTES)
+        // at most what was asked for: the range (a server that ignored it: the file up to
+        // the range's end, then no more is read), or a whole file's size
         let whole = status == 200;
-        let max = match (&bounded, size, whole) {
-            (Some(r), _, false) => r.end - r.start,
-            (_, Some(s), _) => *s,
-            _ => MAX_QUERY_BYTES as u64,
+        let max = match (&bounded, whole) {
+            (Some(r), false) => r.end - r.start,
+            (Some(r), true) => r.end,
+            (None, _) => size.unwrap_or(MAX_QUERY_BYTES as u64),
         };
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(failed)? {
-            if (body.len() + chunk.len()) as u64 > max {
+            let room = max.saturating_sub(body.len() as u64);
+            if chunk.len() as u64 > room {
+                if whole && bounded.is_some() {
+                    body.extend_from_slice(&chunk[..room as usize]);
+                    break;
+                }
                 return Err(StorageError::InvalidResponse {
                     path: path.to_string(),
                     operation: "get",
@@ -539,6 +592,11 @@ fn written(
                 .get("add")
                 .cloned()
                 .ok_or("the server answered a snapshot with removes or changes")?,
+            None if f.kind != FileKind::File => {
+                return Err(
+                    "the server answered a snapshot with added, removed or changed files".into(),
+                );
+            }
             None => serde_json::json!({
                 "partitionValues": f.partition_values,
                 "size": f.size,

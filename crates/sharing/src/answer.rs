@@ -240,6 +240,8 @@ mod tests {
     fn a_hostile_page_is_refused() {
         for (body, why) in [
             (r#"{"items":[{"name":"../../x"}]}"#, "'/'"),
+            (r#"{"items":[{"name":".."}]}"#, "a path segment"),
+            (r#"{"items":[{"name":"t","schema":"."}]}"#, "a path segment"),
             (r#"{"items":[{"id":"1"}]}"#, "without a name"),
             (r#"{"items":{"name":"x"}}"#, "not a list"),
             ("not json", "not JSON"),

@@ -78,6 +78,9 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("an empty name".into());
     }
+    if name == "." || name == ".." {
+        return Err(format!("the name {name:?}, a path segment"));
+    }
     if name.chars().count() > MAX_NAME_CHARS {
         return Err(format!(
             "a name of more than {MAX_NAME_CHARS} characters (MAX_NAME_CHARS)"

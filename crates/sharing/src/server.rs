@@ -53,7 +53,8 @@ impl Profile {
         else {
             return None;
         };
-        let basic = base64(format!("{client_id}:{client_secret}").as_bytes());
+        // each form-urlencoded first (RFC 6749 §2.3.1), then joined and encoded
+        let basic = base64(format!("{}:{}", form(client_id), form(client_secret)).as_bytes());
         let mut body = "grant_type=client_credentials".to_string();
         if let Some(s) = scope {
             body.push_str(&format!("&scope={}", enc(s)));
@@ -304,6 +305,11 @@ impl Server {
     }
 }
 
+/// `s` form-urlencoded (application/x-www-form-urlencoded: a space as `+`).
+fn form(s: &str) -> String {
+    utf8_percent_encode(s, KEEP).to_string().replace("%20", "+")
+}
+
 /// Standard base64 with padding (RFC 4648), for HTTP basic authentication.
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -433,6 +439,17 @@ mod tests {
                 .contains(&("authorization".into(), "Bearer at".into()))
         );
         assert!(profile("").oauth_token().is_none());
+        // the id and secret are form-urlencoded before they are joined (RFC 6749 §2.3.1)
+        let p = Profile::parse(
+            "p.share",
+            br#"{"shareCredentialsVersion":2,"type":"oauth_client_credentials","endpoint":"https://h/ds","tokenEndpoint":"https://login.example/token","clientId":"id","clientSecret":"s:e c%"}"#,
+        )
+        .unwrap();
+        let r = p.oauth_token().unwrap();
+        assert!(
+            r.headers
+                .contains(&("authorization".into(), "Basic aWQ6cyUzQWUrYyUyNQ==".into()))
+        );
     }
 
     #[test]

@@ -145,7 +145,11 @@ impl TableReader {
         }
         let v: Value =
             serde_json::from_slice(line).map_err(|e| self.invalid(format!("not JSON ({e})")))?;
-        let Some((key, body)) = v.as_object().and_then(|o| o.iter().next()) else {
+        let Some((key, body)) = v
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.iter().next())
+        else {
             return Err(self.invalid("not a JSON object of one action".into()));
         };
         match key.as_str() {
@@ -169,6 +173,14 @@ impl TableReader {
         if !protocol.is_object() {
             return Err(self.invalid("a protocol that is not an object".into()));
         }
+        // the parquet format describes tables of reader version 1 only (PROTOCOL.md
+        // "Protocol": a client refuses a version it does not support)
+        let reader = protocol.get("minReaderVersion").and_then(Value::as_u64);
+        if format == ResponseFormat::Parquet && reader != Some(1) {
+            return Err(self.invalid(format!(
+                "a parquet-format answer for reader version {reader:?}: ask for the delta format"
+            )));
+        }
         self.format = Some(format);
         self.protocol = Some(protocol);
         Ok(())
@@ -184,6 +196,17 @@ impl TableReader {
             })?,
             ResponseFormat::Parquet => body.clone(),
         };
+        if format == ResponseFormat::Parquet
+            && metadata
+                .pointer("/configuration/delta.columnMapping.mode")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m != "none")
+        {
+            return Err(self.invalid(
+                "a parquet-format answer for a table with column mapping: ask for the delta format"
+                    .into(),
+            ));
+        }
         if !metadata.is_object() {
             return Err(self.invalid("metadata that is not an object".into()));
         }
@@ -263,7 +286,7 @@ impl TableReader {
             }
         };
         let url = self.url(action.get("path"), "path")?;
-        if let Some(dv) = action.get("deletionVector") {
+        if let Some(dv) = action.get("deletionVector").filter(|dv| !dv.is_null()) {
             match dv.get("storageType").and_then(Value::as_str) {
                 Some("i") => {}
                 Some("p") => {
@@ -475,6 +498,38 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("must be https"), "{e}");
+        for (lines, why) in [
+            (
+                vec![r#"{"protocol":{"minReaderVersion":2}}"#],
+                "reader version Some(2)",
+            ),
+            (
+                vec![
+                    PROTOCOL,
+                    r#"{"metaData":{"id":"m","configuration":{"delta.columnMapping.mode":"name"}}}"#,
+                ],
+                "column mapping",
+            ),
+            (
+                vec![
+                    PROTOCOL,
+                    METADATA,
+                    r#"{"x":0,"file":{"url":"https://h/x","id":"f","size":1}}"#,
+                ],
+                "one action",
+            ),
+        ] {
+            let e = parse(&lines).unwrap_err().to_string();
+            assert!(e.contains(why), "{lines:?}: {e}");
+        }
+        // a null deletion vector is none
+        let a = parse(&[
+            r#"{"protocol":{"deltaProtocol":{"minReaderVersion":1}}}"#,
+            r#"{"metaData":{"deltaMetadata":{"id":"m"}}}"#,
+            r#"{"file":{"id":"f","deltaSingleAction":{"add":{"path":"https://h/x","size":1,"deletionVector":null}}}}"#,
+        ])
+        .unwrap();
+        assert_eq!(a.files.len(), 1);
         let long = format!("{{\"x\":\"{}\"}}", "a".repeat(MAX_LINE_BYTES));
         let e = parse(&[PROTOCOL, &long]).unwrap_err().to_string();
         assert!(e.contains("MAX_LINE_BYTES"), "{e}");
