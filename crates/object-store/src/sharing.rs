@@ -9,9 +9,9 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deltalens_sharing::{
-    FileKind, MAX_ANSWER_BYTES, MAX_PAGES, MAX_PROFILE_BYTES, OAuthToken, Page, Profile, Query,
-    Request, ResponseFormat, Server, ShareName, SharedItem, SharingError, TableAnswer,
-    check_status, table_version,
+    FileKind, MAX_ANSWER_BYTES, MAX_ITEMS, MAX_LINE_BYTES, MAX_PAGES, MAX_PROFILE_BYTES,
+    OAuthToken, Page, Profile, Query, Request, ResponseFormat, Server, ShareName, SharedItem,
+    SharingError, TableAnswer, TableReader, check_status, table_version,
 };
 use deltalens_storage::{ByteRange, ObjectMeta, Storage, StorageError};
 
@@ -95,6 +95,15 @@ impl Share {
             };
             let a = send(&self.client, &req, MAX_ANSWER_BYTES).await?;
             let page = Page::parse(self.endpoint(), &req.what, a.status, &a.body)?;
+            if items.len() + page.items.len() > MAX_ITEMS {
+                return Err(SharingError::LimitExceeded {
+                    endpoint: self.endpoint().to_string(),
+                    what: req.what,
+                    limit: "MAX_ITEMS",
+                    value: (items.len() + page.items.len()) as u64,
+                    max: MAX_ITEMS as u64,
+                });
+            }
             items.extend(page.items);
             match page.next_page_token {
                 Some(t) if Some(&t) != token.as_ref() => token = Some(t),
@@ -131,13 +140,67 @@ impl Share {
     }
 }
 
-/// Sends `req`: the status, the version header and at most `max` bytes of the body.
-async fn send(client: &reqwest::Client, req: &Request, max: usize) -> Result<Answer, SharingError> {
+/// Sends `req` for a table's answer (newline-delimited JSON) and reads it line by line as
+/// it arrives (at most [`MAX_QUERY_BYTES`] in all, never held whole): its version header
+/// and the answer.
+async fn send_table(
+    client: &reqwest::Client,
+    req: &Request,
+    endpoint: &str,
+) -> Result<(Option<String>, TableAnswer), SharingError> {
     let unreachable = |e: reqwest::Error| SharingError::Unreachable {
         endpoint: req.url.clone(),
         what: req.what.clone(),
         message: e.without_url().to_string(),
     };
+    let mut resp = request(client, req).send().await.map_err(unreachable)?;
+    let status = resp.status().as_u16();
+    if !(200..300).contains(&status) {
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
+            body.extend_from_slice(&chunk[..chunk.len().min(65_536 - body.len().min(65_536))]);
+            if body.len() >= 65_536 {
+                break;
+            }
+        }
+        check_status(endpoint, &req.what, status, &body)?;
+    }
+    let version = resp
+        .headers()
+        .get("delta-table-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut reader = TableReader::new(endpoint, &req.what);
+    let (mut pending, mut total) = (Vec::new(), 0usize);
+    while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
+        total += chunk.len();
+        if total > MAX_QUERY_BYTES {
+            return Err(SharingError::LimitExceeded {
+                endpoint: endpoint.to_string(),
+                what: req.what.clone(),
+                limit: "MAX_QUERY_BYTES",
+                value: total as u64,
+                max: MAX_QUERY_BYTES as u64,
+            });
+        }
+        pending.extend_from_slice(&chunk);
+        let mut start = 0;
+        while let Some(n) = pending[start..].iter().position(|b| *b == b'\n') {
+            reader.line(&pending[start..start + n])?;
+            start += n + 1;
+        }
+        pending.drain(..start);
+        // a line longer than the limit is refused before the rest of it arrives
+        if pending.len() > MAX_LINE_BYTES {
+            reader.line(&pending)?;
+        }
+    }
+    reader.line(&pending)?;
+    Ok((version, reader.finish()?))
+}
+
+/// The HTTP request `req` describes.
+fn request(client: &reqwest::Client, req: &Request) -> reqwest::RequestBuilder {
     let method = reqwest::Method::from_bytes(req.method.as_bytes()).unwrap_or(reqwest::Method::GET);
     let mut r = client.request(method, &req.url);
     for (k, v) in &req.headers {
@@ -146,7 +209,17 @@ async fn send(client: &reqwest::Client, req: &Request, max: usize) -> Result<Ans
     if let Some(b) = &req.body {
         r = r.body(b.clone());
     }
-    let mut resp = r.send().await.map_err(unreachable)?;
+    r
+}
+
+/// Sends `req`: the status, the version header and at most `max` bytes of the body.
+async fn send(client: &reqwest::Client, req: &Request, max: usize) -> Result<Answer, SharingError> {
+    let unreachable = |e: reqwest::Error| SharingError::Unreachable {
+        endpoint: req.url.clone(),
+        what: req.what.clone(),
+        message: e.without_url().to_string(),
+    };
+    let mut resp = request(client, req).send().await.map_err(unreachable)?;
     let status = resp.status().as_u16();
     let version = resp
         .headers()
@@ -251,9 +324,7 @@ impl Share {
         let req = self
             .server
             .changes(share, schema, table, from, Some(to), ResponseFormat::Delta);
-        let a = send(&self.client, &req, MAX_QUERY_BYTES).await?;
-        check_status(self.endpoint(), &req.what, a.status, &a.body)?;
-        TableAnswer::parse(self.endpoint(), &req.what, &a.body)
+        Ok(send_table(&self.client, &req, self.endpoint()).await?.1)
     }
 
     /// The snapshot of version `version`, asked in the delta format.
@@ -269,10 +340,9 @@ impl Share {
         let req = self
             .server
             .query(share, schema, table, &query, ResponseFormat::Delta);
-        let a = send(&self.client, &req, MAX_QUERY_BYTES).await?;
-        check_status(self.endpoint(), &req.what, a.status, &a.body)?;
+        let (header, answer) = send_table(&self.client, &req, self.endpoint()).await?;
         // the answer must be the version asked for (its header says which)
-        let answered = table_version(self.endpoint(), &req.what, a.version.as_deref())?;
+        let answered = table_version(self.endpoint(), &req.what, header.as_deref())?;
         if answered != version {
             return Err(SharingError::InvalidAnswer {
                 endpoint: self.endpoint().to_string(),
@@ -280,7 +350,7 @@ impl Share {
                 why: format!("version {answered} answered for version {version}"),
             });
         }
-        TableAnswer::parse(self.endpoint(), &req.what, &a.body)
+        Ok(answer)
     }
 }
 

@@ -122,6 +122,32 @@ pub struct Page {
     pub next_page_token: Option<String>,
 }
 
+/// The most items of one listing kept (over all its pages).
+pub const MAX_ITEMS: usize = 100_000;
+
+/// The most characters of an item's id or location kept.
+const MAX_FIELD_CHARS: usize = 4096;
+
+/// A listing page as the protocol writes it (fields deltalens does not read are skipped as
+/// they are read).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PageDoc {
+    items: Option<Vec<ItemDoc>>,
+    next_page_token: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ItemDoc {
+    name: Option<String>,
+    share: Option<String>,
+    schema: Option<String>,
+    id: Option<String>,
+    location: Option<String>,
+    access_modes: Option<Vec<String>>,
+}
+
 impl Page {
     /// Reads the answer (`status`, `body`) to a listing request about `what` sent to
     /// `endpoint`. An item whose name the protocol forbids is an invalid answer: names
@@ -135,25 +161,39 @@ impl Page {
         if !(200..300).contains(&status) {
             return Err(answer_error(endpoint, what, status, body));
         }
-        let v = json_answer(endpoint, what, body)?;
+        if body.len() > MAX_ANSWER_BYTES {
+            return Err(SharingError::LimitExceeded {
+                endpoint: endpoint.to_string(),
+                what: what.to_string(),
+                limit: "MAX_ANSWER_BYTES",
+                value: body.len() as u64,
+                max: MAX_ANSWER_BYTES as u64,
+            });
+        }
         let invalid = |why: String| SharingError::InvalidAnswer {
             endpoint: endpoint.to_string(),
             what: what.to_string(),
             why,
         };
-        let items = match v.get("items") {
-            None | Some(serde_json::Value::Null) => Vec::new(),
-            Some(serde_json::Value::Array(a)) => a
-                .iter()
-                .map(|item| read_item(item).map_err(&invalid))
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(invalid("items is not a list".into())),
-        };
-        let next_page_token = v
-            .get("nextPageToken")
-            .and_then(|t| t.as_str())
-            .filter(|t| !t.is_empty())
-            .map(str::to_string);
+        let doc: PageDoc = serde_json::from_slice(body)
+            .map_err(|e| invalid(format!("not a listing page ({e})")))?;
+        let items = doc.items.unwrap_or_default();
+        if items.len() > MAX_ITEMS {
+            return Err(SharingError::LimitExceeded {
+                endpoint: endpoint.to_string(),
+                what: what.to_string(),
+                limit: "MAX_ITEMS",
+                value: items.len() as u64,
+                max: MAX_ITEMS as u64,
+            });
+        }
+        let items = items
+            .into_iter()
+            .map(|item| read_item(item).map_err(&invalid))
+            .collect::<Result<_, _>>()?;
+        let next_page_token = doc
+            .next_page_token
+            .filter(|t| !t.is_empty() && t.len() <= MAX_FIELD_CHARS);
         Ok(Page {
             items,
             next_page_token,
@@ -161,29 +201,27 @@ impl Page {
     }
 }
 
-fn read_item(item: &serde_json::Value) -> Result<SharedItem, String> {
-    let text = |k: &str| item.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    let name = text("name").ok_or("an item without a name")?;
-    for n in [Some(&name), text("share").as_ref(), text("schema").as_ref()]
+fn read_item(item: ItemDoc) -> Result<SharedItem, String> {
+    let name = item.name.ok_or("an item without a name")?;
+    for n in [Some(&name), item.share.as_ref(), item.schema.as_ref()]
         .into_iter()
         .flatten()
     {
         check_name(n).map_err(|why| format!("item {n:?}: {why}"))?;
     }
-    let access_modes = match item.get("accessModes") {
-        Some(serde_json::Value::Array(a)) => a
-            .iter()
-            .filter_map(|m| m.as_str())
-            .take(8)
-            .map(str::to_string)
-            .collect(),
-        _ => Vec::new(),
-    };
+    let short = |v: Option<String>| v.filter(|s| s.chars().count() <= MAX_FIELD_CHARS);
+    let access_modes = item
+        .access_modes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m.len() <= 16)
+        .take(8)
+        .collect();
     Ok(SharedItem {
-        share: text("share"),
-        schema: text("schema"),
-        id: text("id"),
-        location: text("location"),
+        share: item.share,
+        schema: item.schema,
+        id: short(item.id),
+        location: short(item.location),
         access_modes,
         name,
     })
@@ -243,8 +281,8 @@ mod tests {
             (r#"{"items":[{"name":".."}]}"#, "a path segment"),
             (r#"{"items":[{"name":"t","schema":"."}]}"#, "a path segment"),
             (r#"{"items":[{"id":"1"}]}"#, "without a name"),
-            (r#"{"items":{"name":"x"}}"#, "not a list"),
-            ("not json", "not JSON"),
+            (r#"{"items":{"name":"x"}}"#, "not a listing page"),
+            ("not json", "not a listing page"),
         ] {
             let e = Page::parse("e", "the shares", 200, body.as_bytes()).unwrap_err();
             assert!(e.to_string().contains(why), "{body}: {e}");

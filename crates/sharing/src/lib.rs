@@ -14,6 +14,7 @@
 mod answer;
 mod credentials;
 mod error;
+mod line;
 mod name;
 mod oauth;
 mod profile;
@@ -21,7 +22,9 @@ mod request;
 mod server;
 mod table;
 
-pub use answer::{MAX_ANSWER_BYTES, MAX_PAGES, Page, SharedItem, check_status, table_version};
+pub use answer::{
+    MAX_ANSWER_BYTES, MAX_ITEMS, MAX_PAGES, Page, SharedItem, check_status, table_version,
+};
 pub use credentials::temporary_credentials;
 pub use error::SharingError;
 pub use name::{MAX_NAME_CHARS, ShareName};

@@ -143,22 +143,16 @@ impl TableReader {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        let v: Value =
-            serde_json::from_slice(line).map_err(|e| self.invalid(format!("not JSON ({e})")))?;
-        let Some((key, body)) = v
-            .as_object()
-            .filter(|o| o.len() == 1)
-            .and_then(|o| o.iter().next())
-        else {
-            return Err(self.invalid("not a JSON object of one action".into()));
-        };
-        match key.as_str() {
-            "protocol" => self.protocol_line(body),
-            "metaData" => self.metadata_line(body),
-            "file" | "add" | "cdf" | "remove" => self.file_line(key, body),
+        // (only the fields deltalens reads are kept: crate::line)
+        let Some((key, body)) = crate::line::read(line).map_err(|why| self.invalid(why))? else {
             // the end of an answer that says so (includeEndStreamAction), and actions of
             // later protocol versions: nothing deltalens reads
-            _ => Ok(()),
+            return Ok(());
+        };
+        match key {
+            "protocol" => self.protocol_line(&body),
+            "metaData" => self.metadata_line(&body),
+            _ => self.file_line(key, &body),
         }
     }
 
@@ -468,20 +462,20 @@ mod tests {
             (vec![PROTOCOL.into(), METADATA.into(), file("https://user:pw@h/x")], "user info"),
             (vec![PROTOCOL.into(), METADATA.into(), r#"{"file":{"url":"https://h/x","id":"f","size":-1}}"#.into()], "size"),
             (vec![PROTOCOL.into(), METADATA.into(), r#"{"file":{"url":"https://h/x","size":1}}"#.into()], "without id"),
-            (vec![PROTOCOL.into(), METADATA.into(), r#"{"file":{"url":"https://h/x","id":"f","size":1,"partitionValues":{"d":1}}}"#.into()], "partition values"),
+            (vec![PROTOCOL.into(), METADATA.into(), r#"{"file":{"url":"https://h/x","id":"f","size":1,"partitionValues":{"d":1}}}"#.into()], "expected a string"),
             (vec![PROTOCOL.into(), METADATA.into(), r#"{"file":{"url":"https://h/x","id":"f","size":1,"deletionVectorDescriptor":{}}}"#.into()], "deletion vector"),
             (vec![PROTOCOL.into(), PROTOCOL.into()], "second protocol"),
             (vec![PROTOCOL.into()], "ended before"),
-            (vec!["[1]".into()], "not a JSON object"),
+            (vec!["[1]".into()], "not an action"),
             (vec![
                 r#"{"protocol":{"deltaProtocol":{"minReaderVersion":1}}}"#.into(),
                 r#"{"metaData":{"deltaMetadata":{"id":"m"}}}"#.into(),
-                r#"{"file":{"id":"f","deltaSingleAction":{"add":{"path":"https://h/x","size":1,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab"}}}}}"#.into(),
+                r#"{"file":{"id":"f","deltaSingleAction":{"add":{"path":"https://h/x","size":1,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab","sizeInBytes":1,"cardinality":1}}}}}"#.into(),
             ], "storage type Some(\"u\")"),
             (vec![
                 r#"{"protocol":{"deltaProtocol":{"minReaderVersion":1}}}"#.into(),
                 r#"{"metaData":{"deltaMetadata":{"id":"m"}}}"#.into(),
-                r#"{"file":{"id":"f","deltaSingleAction":{"add":{"path":"https://h/x","size":1,"deletionVector":{"storageType":"p","pathOrInlineDv":"s3://b/dv.bin"}}}}}"#.into(),
+                r#"{"file":{"id":"f","deltaSingleAction":{"add":{"path":"https://h/x","size":1,"deletionVector":{"storageType":"p","pathOrInlineDv":"s3://b/dv.bin","sizeInBytes":1,"cardinality":1}}}}}"#.into(),
             ], "pathOrInlineDv"),
         ] {
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
@@ -514,9 +508,9 @@ mod tests {
                 vec![
                     PROTOCOL,
                     METADATA,
-                    r#"{"x":0,"file":{"url":"https://h/x","id":"f","size":1}}"#,
+                    r#"{"remove":{"url":"https://h/x","id":"f","size":1},"file":{"url":"https://h/x","id":"f","size":1}}"#,
                 ],
-                "one action",
+                "more than one action",
             ),
         ] {
             let e = parse(&lines).unwrap_err().to_string();
