@@ -13,6 +13,8 @@ test OAuth token endpoint, both on 127.0.0.1:
 - a version 2 profile with OAuth client credentials gets its token from the token endpoint
   (HTTP basic authentication, `grant_type=client_credentials`, the scope) and lists; a
   wrong client secret is refused (exit 5) with the endpoint's message;
+- pre-signed URLs that expired are asked for again (a server whose first answers carry
+  expired ones: the reads are refused, then the rows are the directory's);
 - a wrong token is refused (exit 5, the server's message), an unknown table is not found
   (exit 3, named), an expired profile is refused before any request (exit 5), a profile
   naming plain http to another machine or given as a URL, and a name the protocol forbids,
@@ -144,6 +146,37 @@ def run(a, tmp):
         token_server.shutdown()
 
 
+def expired_urls(a, tmp, tables):
+    """A server whose first query answers carry pre-signed URLs that already expired: the
+    reads they make are refused (403), the answer is asked for again, and the rows are the
+    directory's."""
+    cfg = os.path.join(tmp, "expiring.json")
+    with open(cfg, "w") as f:
+        json.dump({"shares": [{"name": "s", "schemas": [{"name": "sc", "tables": [
+            {"name": n.replace("-", "_"), "location": p} for n, p in tables.items()]}]}]}, f)
+    port_file = os.path.join(tmp, "expiring.port")
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
+         "--port-file", port_file, "--stop-after", "300", "--expire-first-queries", "1"],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "expiring.log"), "w"))
+    try:
+        for _ in range(300):
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                break
+            time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
+        p = profile(tmp, "expiring.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN)
+        for n, d in tables.items():
+            got = cli(a, "scan", f"{p}#s.sc.{n.replace('-', '_')}", "--format", "jsonl")
+            want = cli(a, "scan", d, "--format", "jsonl")
+            check(got.returncode == 0 and sorted(got.stdout.splitlines()) == sorted(want.stdout.splitlines()),
+                  f"{n}: read after its first pre-signed URLs expired ({got.returncode}: {got.stderr.strip()[:300]})")
+        st = stats(endpoint)
+        check(st.get("file_denied", 0) > 0, f"expired URLs were refused and asked for again ({st})")
+    finally:
+        server.kill()
+
+
 def checks_on(a, tmp, endpoint, token_port, tables):
     p = profile(tmp, "config.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN)
     check(listed(a, p) == [f"{p}#sales", f"{p}#feeds", f"{p}#big"], "the profile lists its three shares")
@@ -243,6 +276,7 @@ def checks_on(a, tmp, endpoint, token_port, tables):
                        ([f"{p}#a.b.c.d"], "four names")]:
         r = cli(a, "share", *args)
         check(r.returncode == 2 and "error:" in r.stderr, f"{what}: exit 2 ({r.returncode}: {r.stderr.strip()[:300]})")
+    expired_urls(a, tmp, tables)
     print(f"deltalens share: {len(tables)} tables read like their directories (info, schema, scan),"
           " 1,201 listed in pages, OAuth, refusals", flush=True)
 

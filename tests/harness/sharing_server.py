@@ -8,6 +8,7 @@ data, only the log.
 
   sharing_server.py --config CONFIG.json --token TOKEN [--port 0] [--port-file F]
       [--stop-after SECONDS] [--url-ttl-seconds N] [--prefix /delta-sharing]
+      [--expire-first-queries N]
       [--max-page-size N]
 
 Prints "listening on http://127.0.0.1:PORT" (flushed) once bound, and writes PORT to --port-file
@@ -561,6 +562,10 @@ class Server(ThreadingHTTPServer):
                       "file_bytes": 0}
         # the one place that turns (table, relative path) into a URL; swap for other stores
         self.presign = self.local_presign
+        # --expire-first-queries: how many /query answers of each table get expired URLs
+        self.expire_queries = 0
+        self.expired_queries = {}
+        self.answering = threading.local()
 
     def count(self, key, n=1):
         with self.lock:
@@ -575,8 +580,10 @@ class Server(ThreadingHTTPServer):
         return hmac.new(self.url_key, msg, hashlib.sha256).hexdigest()
 
     def local_presign(self, table, rel):
-        """-> (url, expirationTimestamp ms). `rel` is the decoded path inside table.root."""
-        exp = int(time.time()) + self.ttl
+        """-> (url, expirationTimestamp ms). `rel` is the decoded path inside table.root.
+        While a table's first --expire-first-queries /query answers are written, the URLs
+        are already expired (a recipient must ask again: see _query)."""
+        exp = int(time.time()) + (-60 if getattr(self.answering, "expired", False) else self.ttl)
         sig = self.file_sig(table.id, rel, exp)
         self.count("urls_signed")
         # sp=r (an Azure SAS's "signed permissions: read") is not checked: it is there because
@@ -1103,6 +1110,18 @@ class Handler(BaseHTTPRequestHandler):
         self._ndjson(v, fmt, caps, lines)
 
     def _query(self, table, body):
+        srv = self.server
+        with srv.lock:
+            done = srv.expired_queries.get(table.id, 0)
+            expired = done < srv.expire_queries
+            srv.expired_queries[table.id] = done + expired
+        srv.answering.expired = expired
+        try:
+            return self._query_answer(table, body)
+        finally:
+            srv.answering.expired = False
+
+    def _query_answer(self, table, body):
         caps = self._caps()
         try:
             req = json.loads(body or b"{}")
@@ -1408,6 +1427,8 @@ def main(argv=None):
     ap.add_argument("--url-ttl-seconds", type=int, default=3600)
     ap.add_argument("--prefix", default=DEFAULT_PREFIX)
     ap.add_argument("--max-page-size", type=int, default=PAGE_MAX)
+    ap.add_argument("--expire-first-queries", type=int, default=0,
+                    help="the first N /query answers of each table carry pre-signed URLs that already expired")
     a = ap.parse_args(argv)
     if a.url_ttl_seconds <= 0:
         ap.error("--url-ttl-seconds must be positive")
@@ -1420,6 +1441,7 @@ def main(argv=None):
     with open(a.config) as f:
         config = json.load(f)
     srv = make_server(config, a.token, a.url_ttl_seconds, a.prefix, a.port, a.max_page_size)
+    srv.expire_queries = max(a.expire_first_queries, 0)
     port = srv.server_address[1]
     if a.port_file:
         tmp = a.port_file + ".tmp"

@@ -109,7 +109,7 @@ impl CliError {
             CliError::Query(q) => q.code(),
             CliError::Argument { .. } | CliError::SplitFile { .. } => "invalid_argument".into(),
             CliError::NotATable { .. } => "not_a_table".into(),
-            CliError::Sharing(e) => sharing_code(e).into(),
+            CliError::Sharing(e) => e.code().into(),
             CliError::Present(P::Io(_)) | CliError::CreateOutput { .. } => "output_failed".into(),
             #[cfg(feature = "sql")]
             CliError::Sql(e) => sql_code(e),
@@ -137,20 +137,6 @@ impl CliError {
 
 /// The stable code of a DataFusion error: deltalens' own codes for a failed table read,
 /// else by DataFusion's kind.
-/// The class of a Delta Sharing failure, as [`exit_code_of`] reads it.
-fn sharing_code(e: &deltalens_sharing::SharingError) -> &'static str {
-    use deltalens_sharing::SharingError as S;
-    match e {
-        S::BadProfile { .. } | S::BadName { .. } => "invalid_argument",
-        S::NotFound { .. } => "not_found",
-        S::Denied { .. } | S::Expired { .. } => "storage_permission_denied",
-        S::Unreachable { .. } | S::Server { .. } | S::InvalidAnswer { .. } => "storage_failed",
-        S::LimitExceeded { .. } => "sharing_limit_exceeded",
-        S::Unsupported { .. } => "unsupported_table_feature",
-        _ => "failed",
-    }
-}
-
 #[cfg(feature = "sql")]
 fn sql_code(e: &deltalens_datafusion::datafusion::error::DataFusionError) -> String {
     use deltalens_datafusion::Error as E;

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use deltalens_core::Table;
-use deltalens_object_store::{ObjectStoreStorage, Share};
-use deltalens_sharing::ShareName;
+use deltalens_object_store::{ObjectStoreStorage, open_shared};
 use deltalens_storage::{CountingStorage, DynStorage};
 
 use crate::error::CliError;
@@ -57,35 +56,16 @@ pub async fn with_table<T>(
 
 /// The storage of `location`: a store URL or local path, a `uc://` name (resolved by the
 /// catalog, with vended credentials), or a shared table, `<profile file>#share.schema.table`
-/// (its latest snapshot, as the sharing server answers it).
+/// (as the sharing server answers it: `deltalens_object_store::open_shared`).
 async fn open_storage(
     location: &str,
     options: &[(String, String)],
 ) -> Result<DynStorage, CliError> {
-    if let Some(name) = shared_table(location) {
-        let name = name?;
-        let (Some(share), Some(schema), Some(table)) = (&name.share, &name.schema, &name.table)
-        else {
-            return Err(CliError::Argument {
-                expected: "a shared table, <profile>#share.schema.table (deltalens share PROFILE lists them)",
-                given: location.to_string(),
-            });
-        };
-        let server = Share::open(&name.profile).await?;
-        return Ok(Arc::new(server.table(share, schema, table).await?));
+    if let Some(shared) = open_shared(location).await {
+        return Ok(Arc::new(shared?));
     }
     let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
     Ok(Arc::new(store))
-}
-
-/// `location` read as a shared table's name when what comes before its last `#` is a file
-/// (a profile); `None` for any other location.
-fn shared_table(location: &str) -> Option<Result<ShareName, CliError>> {
-    let (profile, _) = location.rsplit_once('#')?;
-    let local = profile.strip_prefix("file://").unwrap_or(profile);
-    std::path::Path::new(local)
-        .is_file()
-        .then(|| ShareName::parse(location).map_err(CliError::Sharing))
 }
 
 /// Milliseconds since the process first asked (the request log's times).

@@ -28,7 +28,9 @@ use std::time::Duration;
 use url::Url;
 
 pub use relaying::{ObjectRead, ReadError};
-pub use sharing::{MAX_LISTED_VERSIONS, MAX_QUERY_BYTES, MAX_SHARED_DV_BYTES, Share, SharedTable};
+pub use sharing::{
+    MAX_LISTED_VERSIONS, MAX_QUERY_BYTES, MAX_SHARED_DV_BYTES, Share, SharedTable, open_shared,
+};
 pub use unity_catalog::{Catalog, Vending, catalog_error, catalog_name, is_credential_option};
 
 /// A table location opened with `object_store`.

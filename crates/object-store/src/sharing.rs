@@ -140,6 +140,32 @@ impl Share {
     }
 }
 
+/// The shared table `location` names, opened, when it is one: `<profile file>#share.schema.table`
+/// (what comes before its last `#` is an existing file: a profile); `None` for any other
+/// location.
+pub async fn open_shared(location: &str) -> Option<Result<SharedTable, SharingError>> {
+    let (profile, _) = location.rsplit_once('#')?;
+    let local = profile.strip_prefix("file://").unwrap_or(profile);
+    if !std::path::Path::new(local).is_file() {
+        return None;
+    }
+    Some(open_named(location).await)
+}
+
+async fn open_named(location: &str) -> Result<SharedTable, SharingError> {
+    let name = ShareName::parse(location)?;
+    let (Some(share), Some(schema), Some(table)) = (&name.share, &name.schema, &name.table) else {
+        return Err(SharingError::BadName {
+            name: location.to_string(),
+            why: "it names no table (deltalens share PROFILE lists what the profile holds)".into(),
+        });
+    };
+    Share::open(&name.profile)
+        .await?
+        .table(share, schema, table)
+        .await
+}
+
 /// Sends `req` for a table's answer (newline-delimited JSON) and reads it line by line as
 /// it arrives (at most [`MAX_QUERY_BYTES`] in all, never held whole): its version header
 /// and the answer.
@@ -310,6 +336,7 @@ impl Share {
             snapshots: Mutex::new(HashMap::new()),
             commits: Mutex::new(HashMap::new()),
             files: Mutex::new(HashMap::new()),
+            refreshing: tokio::sync::Mutex::new(()),
             ids: Mutex::new(HashMap::new()),
         })
     }
@@ -361,6 +388,24 @@ pub const MAX_LISTED_VERSIONS: u64 = 10_000;
 /// the server's descriptor gives; a real one is kilobytes to a few megabytes).
 pub const MAX_SHARED_DV_BYTES: u64 = 256 << 20;
 
+/// A file of a shared table: its pre-signed URL, its size when the answer gives it, and
+/// the answer it came from (asked again when the URL has expired).
+#[derive(Clone)]
+struct FileEntry {
+    url: String,
+    size: Option<u64>,
+    source: Source,
+}
+
+/// The answer a pre-signed URL came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The snapshot of a version.
+    Snapshot(u64),
+    /// The changes of versions `.0..=.1`.
+    Changes(u64, u64),
+}
+
 /// Versions whose changes one request asks for.
 const CHANGES_WINDOW: u64 = 200;
 
@@ -386,7 +431,9 @@ pub struct SharedTable {
     commits: Mutex<HashMap<u64, bytes::Bytes>>,
     /// Path -> (pre-signed URL, size if known), for every version written (a file's newest
     /// URL).
-    files: Mutex<HashMap<String, (String, Option<u64>)>>,
+    files: Mutex<HashMap<String, FileEntry>>,
+    /// One refresh of expired pre-signed URLs at a time.
+    refreshing: tokio::sync::Mutex<()>,
     /// The server's file ids, numbered as they are first seen: a file keeps its path
     /// (`files/NNNNNNNN.parquet`) in every version and change, so that the core pairs a
     /// remove with the add of the same file (a deletion vector updated).
@@ -409,12 +456,11 @@ impl SharedTable {
         format!("_delta_log/{version:020}.checkpoint.{CHECKPOINT_UUID}.json")
     }
 
-    /// The path of the file the server calls `id`.
-    fn path_of(&self, id: &str) -> String {
+    /// The number of the file the server calls `id` (its path: [`file_path`]).
+    fn number_of(&self, id: &str) -> u64 {
         let mut ids = lock(&self.ids);
         let next = ids.len() as u64;
-        let n = *ids.entry(id.to_string()).or_insert(next);
-        format!("files/{n:08}.parquet")
+        *ids.entry(id.to_string()).or_insert(next)
     }
 
     /// The version whose commit `path` is, if it is one of this table's.
@@ -448,7 +494,7 @@ impl SharedTable {
             .await
             .map_err(|e| failed(e.to_string()))?;
         let (mut commits, files) =
-            written_commits(from..=to, &answer, &|id| self.path_of(id)).map_err(failed)?;
+            written_commits(from..=to, &answer, &|id| self.number_of(id)).map_err(failed)?;
         if from == 0 {
             // the table's first commit holds its protocol and metadata: those of the
             // snapshot at version 0 (the second and third lines of its checkpoint)
@@ -496,7 +542,7 @@ impl SharedTable {
                 message: e.to_string(),
             })?;
         let (bytes, files) =
-            written(version, &answer, &|id| self.path_of(id)).map_err(|message| {
+            written(version, &answer, &|id| self.number_of(id)).map_err(|message| {
                 StorageError::Backend {
                     path,
                     operation: "get",
@@ -508,20 +554,87 @@ impl SharedTable {
         Ok(bytes)
     }
 
-    /// GET `range` of `path` (its pre-signed URL), checking the answer is that range.
+    /// The file at `path`.
+    fn entry(&self, path: &str) -> deltalens_storage::Result<FileEntry> {
+        lock(&self.files)
+            .get(path)
+            .cloned()
+            .ok_or_else(|| StorageError::NotFound {
+                path: path.to_string(),
+            })
+    }
+
+    /// GET `range` of `path`; when its pre-signed URL is refused (it expired), the answer
+    /// it came from is asked for again and the read made once more with the new URL.
     async fn read(
         &self,
         path: &str,
         range: Option<ByteRange>,
     ) -> deltalens_storage::Result<bytes::Bytes> {
-        let (url, size) =
-            lock(&self.files)
-                .get(path)
-                .cloned()
-                .ok_or_else(|| StorageError::NotFound {
-                    path: path.to_string(),
-                })?;
-        let (url, size) = (&url, &size);
+        let entry = self.entry(path)?;
+        match self.fetch(path, &entry, range.clone()).await {
+            Err(e @ StorageError::PermissionDenied { .. }) => {
+                self.refresh(path, &entry).await?;
+                let fresh = self.entry(path)?;
+                if fresh.url == entry.url {
+                    return Err(e);
+                }
+                self.fetch(path, &fresh, range).await
+            }
+            other => other,
+        }
+    }
+
+    /// Asks again for the answer `stale` (the file at `path`) came from, unless another
+    /// read did meanwhile; every file of it gets its new URL.
+    async fn refresh(&self, path: &str, stale: &FileEntry) -> deltalens_storage::Result<()> {
+        let _one = self.refreshing.lock().await;
+        if lock(&self.files)
+            .get(path)
+            .is_some_and(|e| e.url != stale.url)
+        {
+            return Ok(());
+        }
+        let failed = |message: String| StorageError::Backend {
+            path: path.to_string(),
+            operation: "get",
+            message: format!("asking again for an expired pre-signed URL: {message}"),
+        };
+        let files = match stale.source {
+            Source::Snapshot(v) => {
+                let answer = self
+                    .share
+                    .snapshot(&self.name, v)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                written(v, &answer, &|id| self.number_of(id))
+                    .map_err(failed)?
+                    .1
+            }
+            Source::Changes(from, to) => {
+                let answer = self
+                    .share
+                    .changes(&self.name, from, to)
+                    .await
+                    .map_err(|e| failed(e.to_string()))?;
+                written_commits(from..=to, &answer, &|id| self.number_of(id))
+                    .map_err(failed)?
+                    .1
+            }
+        };
+        lock(&self.files).extend(files);
+        Ok(())
+    }
+
+    /// GET `range` of `path` from `entry`'s pre-signed URL, checking the answer is that
+    /// range.
+    async fn fetch(
+        &self,
+        path: &str,
+        entry: &FileEntry,
+        range: Option<ByteRange>,
+    ) -> deltalens_storage::Result<bytes::Bytes> {
+        let (url, size) = (&entry.url, &entry.size);
         let bounded = match (range, size) {
             (None, _) => None,
             (Some(r), Some(size)) => Some(r.resolve(*size).ok_or(StorageError::InvalidRange {
@@ -641,22 +754,28 @@ impl SharedTable {
     }
 }
 
-/// The v2 checkpoint of `version` written from its answer (each file at `path_of` its
-/// id), and its files' paths.
+/// The v2 checkpoint of `version` written from its answer (each file at the path of
+/// `number_of` its id), and its files' paths.
 #[allow(clippy::type_complexity)]
 fn written(
     version: u64,
     answer: &TableAnswer,
-    path_of: &dyn Fn(&str) -> String,
-) -> Result<(bytes::Bytes, Vec<(String, (String, Option<u64>))>), String> {
+    number_of: &dyn Fn(&str) -> u64,
+) -> Result<(bytes::Bytes, Vec<(String, FileEntry)>), String> {
+    let entry = |url: String, size| FileEntry {
+        url,
+        size,
+        source: Source::Snapshot(version),
+    };
     let mut lines = vec![
         serde_json::json!({ "checkpointMetadata": { "version": version } }).to_string(),
         serde_json::json!({ "protocol": protocol_of(answer) }).to_string(),
         serde_json::json!({ "metaData": metadata_of(answer) }).to_string(),
     ];
     let mut files = Vec::with_capacity(answer.files.len());
-    for (i, f) in answer.files.iter().enumerate() {
-        let path = path_of(&f.id);
+    for f in &answer.files {
+        let n = number_of(&f.id);
+        let path = file_path(n);
         let mut add = match &f.delta_action {
             Some(a) => a
                 .get("add")
@@ -683,36 +802,33 @@ fn written(
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
-            let (encoded, dv_path) = dv_name((u128::from(version) << 64) | i as u128);
+            let (encoded, dv_path) = dv_name(0, version, n);
             dv["storageType"] = "u".into();
             dv["pathOrInlineDv"] = encoded.into();
-            files.push((dv_path, (url, None)));
+            files.push((dv_path, entry(url, None)));
         }
-        files.push((path, (f.url.clone(), Some(f.size))));
+        files.push((path, entry(f.url.clone(), Some(f.size))));
         lines.push(serde_json::json!({ "add": add }).to_string());
     }
     Ok((bytes::Bytes::from(lines.join("\n") + "\n"), files))
 }
 
 /// The commits of `versions` written from a changes answer (each: its commit time, then
-/// its added, removed and change data files, each at `path_of` its id), and their files'
+/// its added, removed and change data files, each at the path of `number_of` its id), and
+/// their files'
 /// paths. A version without files is an empty commit.
 #[allow(clippy::type_complexity)]
 fn written_commits(
     versions: std::ops::RangeInclusive<u64>,
     answer: &TableAnswer,
-    path_of: &dyn Fn(&str) -> String,
-) -> Result<
-    (
-        Vec<(u64, bytes::Bytes)>,
-        Vec<(String, (String, Option<u64>))>,
-    ),
-    String,
-> {
+    number_of: &dyn Fn(&str) -> u64,
+) -> Result<(Vec<(u64, bytes::Bytes)>, Vec<(String, FileEntry)>), String> {
+    let source = Source::Changes(*versions.start(), *versions.end());
+    let entry = |url: String, size| FileEntry { url, size, source };
     let mut lines: HashMap<u64, Vec<String>> = HashMap::new();
     let mut stamps: HashMap<u64, i64> = HashMap::new();
     let mut files = Vec::new();
-    for (i, f) in answer.files.iter().enumerate() {
+    for f in &answer.files {
         let v = f.version.ok_or("a change without its version")?;
         if !versions.contains(&v) {
             return Err(format!(
@@ -729,7 +845,8 @@ fn written_commits(
         let Some((kind, body)) = action.as_object().and_then(|o| o.iter().next()) else {
             return Err("an empty change".into());
         };
-        let path = path_of(&f.id);
+        let n = number_of(&f.id);
+        let path = file_path(n);
         let mut body = body.clone();
         body["path"] = path.clone().into();
         if let Some(dv) = body.get_mut("deletionVector")
@@ -739,12 +856,17 @@ fn written_commits(
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
-            let (encoded, dv_path) = dv_name((1 << 127) | (u128::from(v) << 64) | i as u128);
+            let tag = match kind.as_str() {
+                "add" => 1,
+                "remove" => 2,
+                _ => 3,
+            };
+            let (encoded, dv_path) = dv_name(tag, v, n);
             dv["storageType"] = "u".into();
             dv["pathOrInlineDv"] = encoded.into();
-            files.push((dv_path, (url, None)));
+            files.push((dv_path, entry(url, None)));
         }
-        files.push((path, (f.url.clone(), Some(f.size))));
+        files.push((path, entry(f.url.clone(), Some(f.size))));
         lines
             .entry(v)
             .or_default()
@@ -800,9 +922,17 @@ fn metadata_of(answer: &TableAnswer) -> serde_json::Value {
     }
 }
 
+/// The path of file number `n` in the written log.
+fn file_path(n: u64) -> String {
+    format!("files/{n:08}.parquet")
+}
+
 /// A deletion vector's name in the written log: a relative ('u') descriptor whose UUID is
 /// the file's number, and the path the core reads it at (`deletion_vector_<uuid>.bin`).
-fn dv_name(n: u128) -> (String, String) {
+fn dv_name(tag: u128, version: u64, file: u64) -> (String, String) {
+    // (a file holds one deletion vector per version and action: snapshot 0, add 1, remove
+    // 2, cdc 3; versions and file numbers are below 2^63)
+    let n = (tag << 126) | (u128::from(version) << 63) | u128::from(file);
     const Z85: &[u8; 85] =
         b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
     let bytes = n.to_be_bytes();
@@ -889,7 +1019,7 @@ impl Storage for SharedTable {
         let size = match (self.version_of(path), self.commit_version(path)) {
             (Some(v), _) => Some(self.checkpoint(v).await?.len() as u64),
             (None, Some(v)) => Some(self.commit(v).await?.len() as u64),
-            (None, None) => lock(&self.files).get(path).and_then(|(_, s)| *s),
+            (None, None) => lock(&self.files).get(path).and_then(|e| e.size),
         };
         size.map(|size| ObjectMeta {
             path: path.to_string(),

@@ -8,7 +8,7 @@ use deltalens_api::execute::Limits;
 use deltalens_api::request::{parse_get, parse_query};
 use deltalens_api::{ApiRequest, respond};
 use deltalens_object_store::{ObjectStoreStorage, Vending};
-use deltalens_storage::CachingStorage;
+use deltalens_storage::{CachingStorage, DynStorage};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -36,7 +36,9 @@ pub(crate) struct Table {
 }
 
 /// Open the Delta table at `url`: a local path, `s3://bucket/path`, `az://…`,
-/// `abfss://…`, `gs://…`, `https://…` or a Unity Catalog name `uc://catalog.schema.table`.
+/// `abfss://…`, `gs://…`, `https://…`, a Unity Catalog name `uc://catalog.schema.table`,
+/// or a Delta Sharing table `<profile file>#share.schema.table` (as the delta-sharing
+/// connectors name it).
 /// `storage_options` are object_store's keys, as deltalake and `deltalens -o` take them
 /// (`AWS_*`, `AZURE_*`, `GOOGLE_*` variables are read too). `max_rows` bounds the rows a
 /// call returns (none by default: scans stream), `max_buffered_rows` the rows a query
@@ -60,10 +62,18 @@ pub(crate) fn open(
         u => u.trim_end_matches('/').to_string(),
     };
     let location = url.clone();
+    // a shared table (<profile file>#share.schema.table) or a table location
     let opened = runtime::block_on(py, move || async move {
-        ObjectStoreStorage::open_resolved(&location, &options).await
+        match deltalens_object_store::open_shared(&location).await {
+            Some(shared) => Ok(shared.map(|t| (Arc::new(t) as DynStorage, None))),
+            None => ObjectStoreStorage::open_resolved(&location, &options)
+                .await
+                .map(|(s, v)| Ok((Arc::new(s) as DynStorage, v))),
+        }
     })?;
-    let (store, vending) = opened.map_err(|e| error::storage(py, &e))?;
+    let (store, vending) = opened
+        .map_err(|e| error::storage(py, &e))?
+        .map_err(|e| error::error(py, e.code(), &e.to_string()))?;
     let storage = Arc::new(CachingStorage::new(store, CACHE_BYTES));
     Ok(Table {
         table: deltalens_core::Table::new(storage, &url),

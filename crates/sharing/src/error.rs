@@ -116,3 +116,23 @@ pub enum SharingError {
         why: String,
     },
 }
+
+impl SharingError {
+    /// The class of the failure, in the codes the front ends map to exit statuses and
+    /// exceptions (`invalid_argument`, `not_found`, `storage_permission_denied`,
+    /// `storage_failed`, `sharing_limit_exceeded`, `unsupported_table_feature`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SharingError::BadProfile { .. } | SharingError::BadName { .. } => "invalid_argument",
+            SharingError::NotFound { .. } => "not_found",
+            SharingError::Denied { .. } | SharingError::Expired { .. } => {
+                "storage_permission_denied"
+            }
+            SharingError::Unreachable { .. }
+            | SharingError::Server { .. }
+            | SharingError::InvalidAnswer { .. } => "storage_failed",
+            SharingError::LimitExceeded { .. } => "sharing_limit_exceeded",
+            SharingError::Unsupported { .. } => "unsupported_table_feature",
+        }
+    }
+}
