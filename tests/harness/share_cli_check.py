@@ -5,7 +5,8 @@ test OAuth token endpoint, both on 127.0.0.1:
 - a profile lists its shares, a share its schemas, a schema its tables (1,201 of them in
   three pages of at most 500), each as `<profile>#share.schema.table`, and a table's
   version equals its directory's (`deltalens info DIR --json`);
-- a shared table, `<profile>#share.schema.table`, answers `info`, `schema` and `scan` like
+- a shared table, `<profile>#share.schema.table`, answers `info`, `schema`, `scan`,
+  `query` and `sql` (DataFusion) like
   its directory (the delta format: deletion vectors and column mapping read exactly), also
   at an earlier version (`--version`: that version's snapshot, asked when read); a table
   shared with its change data feed answers `changes` like its directory (the commit time
@@ -203,7 +204,9 @@ def checks_on(a, tmp, endpoint, token_port, tables):
                            ("scan", ["scan", "{t}", "--format", "jsonl"]),
                            ("filtered scan", ["scan", "{t}", "--format", "jsonl", "--limit", "7"]),
                            ("scan at version 0", ["scan", "{t}", "--version", "0", "--format", "jsonl"]),
-                           ("schema at version 1", ["schema", "{t}", "--version", "1", "--json"])]:
+                           ("schema at version 1", ["schema", "{t}", "--version", "1", "--json"]),
+                           ("query", ["query", "SELECT COUNT(*) AS n FROM '{t}'", "--format", "json"]),
+                           ("sql", ["sql", "SELECT COUNT(*) AS n FROM '{t}'", "--format", "json"])]:
             local = cli(a, *[x.replace("{t}", d) for x in args])
             shared = cli(a, *[x.replace("{t}", t) for x in args])
             ok = shared.returncode == local.returncode == 0

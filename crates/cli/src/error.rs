@@ -146,6 +146,7 @@ fn sql_code(e: &deltalens_datafusion::datafusion::error::DataFusionError) -> Str
             Some(E::Delta(c)) => deltalens_api::core_code(c).into(),
             Some(E::Storage { source, .. }) => deltalens_api::storage_code(source).into(),
             Some(E::InvalidArgument(_)) => "invalid_argument".into(),
+            Some(E::Sharing(s)) => s.code().into(),
             _ => "compute_failed".into(),
         },
         DataFusionError::SQL(..) => "syntax_error".into(),

@@ -19,6 +19,9 @@ pub enum Error {
         #[source]
         source: deltalens_storage::StorageError,
     },
+    /// A shared table (Delta Sharing) could not be opened.
+    #[error(transparent)]
+    Sharing(#[from] deltalens_sharing::SharingError),
     /// A batch or schema could not be written as Arrow IPC on deltalens' side (arrow 60).
     #[error("cannot hand Arrow data from deltalens to DataFusion: {0}")]
     Encode(#[source] arrow_schema::ArrowError),

@@ -126,7 +126,8 @@ fn name_version(name: &str) -> (&str, VersionSpec) {
 #[async_trait]
 impl UrlTableFactory for DeltaUrlTables {
     async fn try_new(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        if !name.contains('/') && !name.contains(':') {
+        // a path, a URL, or a shared table (<profile file>#share.schema.table)
+        if !name.contains('/') && !name.contains(':') && !name.contains('#') {
             return Ok(None);
         }
         let (url, spec) = name_version(name);

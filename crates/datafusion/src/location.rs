@@ -60,8 +60,15 @@ impl Location {
         }
     }
 
-    /// Open the table's storage (nothing is read yet).
+    /// Open the table's storage (nothing is read yet). A shared table,
+    /// `<profile file>#share.schema.table`, is asked of its sharing server.
     pub async fn open(&self) -> Result<Opened> {
+        if let Some(shared) = deltalens_object_store::open_shared(&self.url).await {
+            return Ok(Opened {
+                table: Table::new(Arc::new(shared?), self.url.clone()),
+                vending: None,
+            });
+        }
         let (store, vending) = ObjectStoreStorage::open_resolved(&self.url, &self.options)
             .await
             .map_err(|source| Error::Storage {
