@@ -337,8 +337,22 @@ impl Share {
             commits: Mutex::new(HashMap::new()),
             files: Mutex::new(HashMap::new()),
             refreshing: tokio::sync::Mutex::new(()),
-            ids: Mutex::new(HashMap::new()),
+            windowing: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// The protocol and metadata of `version`, in the delta format.
+    async fn metadata_at(
+        &self,
+        [share, schema, table]: &[String; 3],
+        version: u64,
+    ) -> Result<TableAnswer, SharingError> {
+        let req =
+            self.server
+                .metadata_at(share, schema, table, Some(version), ResponseFormat::Delta);
+        let a = send(&self.client, &req, MAX_ANSWER_BYTES).await?;
+        check_status(self.endpoint(), &req.what, a.status, &a.body)?;
+        TableAnswer::parse(self.endpoint(), &req.what, &a.body)
     }
 
     /// The changes of versions `from..=to` (the change data feed), in the delta format.
@@ -434,10 +448,8 @@ pub struct SharedTable {
     files: Mutex<HashMap<String, FileEntry>>,
     /// One refresh of expired pre-signed URLs at a time.
     refreshing: tokio::sync::Mutex<()>,
-    /// The server's file ids, numbered as they are first seen: a file keeps its path
-    /// (`files/NNNNNNNN.parquet`) in every version and change, so that the core pairs a
-    /// remove with the add of the same file (a deletion vector updated).
-    ids: Mutex<HashMap<String, u64>>,
+    /// One window of changes asked for at a time.
+    windowing: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for SharedTable {
@@ -456,13 +468,6 @@ impl SharedTable {
         format!("_delta_log/{version:020}.checkpoint.{CHECKPOINT_UUID}.json")
     }
 
-    /// The number of the file the server calls `id` (its path: [`file_path`]).
-    fn number_of(&self, id: &str) -> u64 {
-        let mut ids = lock(&self.ids);
-        let next = ids.len() as u64;
-        *ids.entry(id.to_string()).or_insert(next)
-    }
-
     /// The version whose commit `path` is, if it is one of this table's.
     fn commit_version(&self, path: &str) -> Option<u64> {
         let v: u64 = path
@@ -479,32 +484,64 @@ impl SharedTable {
         if let Some(b) = lock(&self.commits).get(&version) {
             return Ok(b.clone());
         }
+        // one window asked at a time: reads of commits come many at once, mostly of one
+        // window (and after waiting, the commit may be there)
+        let _one = self.windowing.lock().await;
+        if let Some(b) = lock(&self.commits).get(&version) {
+            return Ok(b.clone());
+        }
         let path = format!("_delta_log/{version:020}.json");
-        let first = self.latest.saturating_sub(MAX_LISTED_VERSIONS - 1);
-        let from = version.saturating_sub(CHANGES_WINDOW / 2).max(first);
-        let to = version.saturating_add(CHANGES_WINDOW / 2).min(self.latest);
         let failed = |message: String| StorageError::Backend {
             path: path.clone(),
             operation: "get",
             message,
         };
-        let answer = self
-            .share
-            .changes(&self.name, from, to)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        let (mut commits, files) =
-            written_commits(from..=to, &answer, &|id| self.number_of(id)).map_err(failed)?;
+        // the aligned window of CHANGES_WINDOW versions around it; a server that refuses
+        // it (the feed enabled later, versions past retention) is asked for this one alone
+        let first = self.latest.saturating_sub(MAX_LISTED_VERSIONS - 1);
+        let start = (version / CHANGES_WINDOW * CHANGES_WINDOW).max(first);
+        let end = start.saturating_add(CHANGES_WINDOW - 1).min(self.latest);
+        let (from, to, answer) = match self.share.changes(&self.name, start, end).await {
+            Ok(a) => (start, end, a),
+            Err(_) => match self.share.changes(&self.name, version, version).await {
+                Ok(a) => (version, version, a),
+                // a version before the feed was turned on: its commit says only its
+                // protocol and metadata (the core then refuses changes that reach it, as
+                // the table's own log would make it)
+                Err(e) => {
+                    let m = self
+                        .share
+                        .metadata_at(&self.name, version)
+                        .await
+                        .map_err(|_| failed(e.to_string()))?;
+                    let text = format!(
+                        "{}\n{}\n",
+                        serde_json::json!({ "protocol": protocol_of(&m) }),
+                        serde_json::json!({ "metaData": metadata_of(&m) })
+                    );
+                    let bytes = bytes::Bytes::from(text);
+                    lock(&self.commits).insert(version, bytes.clone());
+                    return Ok(bytes);
+                }
+            },
+        };
+        let (mut commits, files) = written_commits(from..=to, &answer).map_err(failed)?;
         if from == 0 {
             // the table's first commit holds its protocol and metadata: those of the
-            // snapshot at version 0 (the second and third lines of its checkpoint)
-            let first = self.checkpoint(0).await?;
-            let head: Vec<&[u8]> = first.split(|b| *b == b'\n').skip(1).take(2).collect();
-            if let Some((_, c)) = commits.iter_mut().find(|(v, _)| *v == 0) {
-                let mut text = head.join(&b'\n');
-                text.push(b'\n');
-                text.extend_from_slice(c);
-                *c = bytes::Bytes::from(text);
+            // snapshot at version 0 (the second and third lines of its checkpoint); when
+            // that cannot be read, commit 0 is not kept (a read of it asks again)
+            match self.checkpoint(0).await {
+                Ok(first) => {
+                    let head: Vec<&[u8]> = first.split(|b| *b == b'\n').skip(1).take(2).collect();
+                    if let Some((_, c)) = commits.iter_mut().find(|(v, _)| *v == 0) {
+                        let mut text = head.join(&b'\n');
+                        text.push(b'\n');
+                        text.extend_from_slice(c);
+                        *c = bytes::Bytes::from(text);
+                    }
+                }
+                Err(e) if version == 0 => return Err(e),
+                Err(_) => commits.retain(|(v, _)| *v != 0),
             }
         }
         lock(&self.files).extend(files);
@@ -542,12 +579,10 @@ impl SharedTable {
                 message: e.to_string(),
             })?;
         let (bytes, files) =
-            written(version, &answer, &|id| self.number_of(id)).map_err(|message| {
-                StorageError::Backend {
-                    path,
-                    operation: "get",
-                    message,
-                }
+            written(version, &answer).map_err(|message| StorageError::Backend {
+                path,
+                operation: "get",
+                message,
             })?;
         lock(&self.files).extend(files);
         lock(&self.snapshots).insert(version, bytes.clone());
@@ -607,9 +642,7 @@ impl SharedTable {
                     .snapshot(&self.name, v)
                     .await
                     .map_err(|e| failed(e.to_string()))?;
-                written(v, &answer, &|id| self.number_of(id))
-                    .map_err(failed)?
-                    .1
+                written(v, &answer).map_err(failed)?.1
             }
             Source::Changes(from, to) => {
                 let answer = self
@@ -617,9 +650,7 @@ impl SharedTable {
                     .changes(&self.name, from, to)
                     .await
                     .map_err(|e| failed(e.to_string()))?;
-                written_commits(from..=to, &answer, &|id| self.number_of(id))
-                    .map_err(failed)?
-                    .1
+                written_commits(from..=to, &answer).map_err(failed)?.1
             }
         };
         lock(&self.files).extend(files);
@@ -760,7 +791,6 @@ impl SharedTable {
 fn written(
     version: u64,
     answer: &TableAnswer,
-    number_of: &dyn Fn(&str) -> u64,
 ) -> Result<(bytes::Bytes, Vec<(String, FileEntry)>), String> {
     let entry = |url: String, size| FileEntry {
         url,
@@ -774,8 +804,7 @@ fn written(
     ];
     let mut files = Vec::with_capacity(answer.files.len());
     for f in &answer.files {
-        let n = number_of(&f.id);
-        let path = file_path(n);
+        let path = file_path(&f.id);
         let mut add = match &f.delta_action {
             Some(a) => a
                 .get("add")
@@ -802,7 +831,7 @@ fn written(
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
-            let (encoded, dv_path) = dv_name(0, version, n);
+            let (encoded, dv_path) = dv_name(dv);
             dv["storageType"] = "u".into();
             dv["pathOrInlineDv"] = encoded.into();
             files.push((dv_path, entry(url, None)));
@@ -821,7 +850,6 @@ fn written(
 fn written_commits(
     versions: std::ops::RangeInclusive<u64>,
     answer: &TableAnswer,
-    number_of: &dyn Fn(&str) -> u64,
 ) -> Result<(Vec<(u64, bytes::Bytes)>, Vec<(String, FileEntry)>), String> {
     let source = Source::Changes(*versions.start(), *versions.end());
     let entry = |url: String, size| FileEntry { url, size, source };
@@ -845,8 +873,7 @@ fn written_commits(
         let Some((kind, body)) = action.as_object().and_then(|o| o.iter().next()) else {
             return Err("an empty change".into());
         };
-        let n = number_of(&f.id);
-        let path = file_path(n);
+        let path = file_path(&f.id);
         let mut body = body.clone();
         body["path"] = path.clone().into();
         if let Some(dv) = body.get_mut("deletionVector")
@@ -856,12 +883,7 @@ fn written_commits(
                 .as_str()
                 .unwrap_or_default()
                 .to_string();
-            let tag = match kind.as_str() {
-                "add" => 1,
-                "remove" => 2,
-                _ => 3,
-            };
-            let (encoded, dv_path) = dv_name(tag, v, n);
+            let (encoded, dv_path) = dv_name(dv);
             dv["storageType"] = "u".into();
             dv["pathOrInlineDv"] = encoded.into();
             files.push((dv_path, entry(url, None)));
@@ -872,6 +894,14 @@ fn written_commits(
             .or_default()
             .push(serde_json::json!({ kind.as_str(): body }).to_string());
     }
+    // the metadata each version set (a change of schema, the change data feed turned on)
+    let mut metadata: HashMap<u64, String> = HashMap::new();
+    let first = (answer.metadata_version, answer.metadata.clone());
+    for (v, m) in std::iter::once(&first).chain(&answer.later_metadata) {
+        if let Some(v) = v.filter(|v| versions.contains(v)) {
+            metadata.insert(v, serde_json::json!({ "metaData": m }).to_string());
+        }
+    }
     let commits = versions
         .map(|v| {
             let mut text = match stamps.get(&v) {
@@ -880,6 +910,10 @@ fn written_commits(
                 }
                 None => String::new(),
             };
+            if let Some(m) = metadata.remove(&v) {
+                text.push_str(&m);
+                text.push('\n');
+            }
             for l in lines.remove(&v).unwrap_or_default() {
                 text.push_str(&l);
                 text.push('\n');
@@ -922,17 +956,37 @@ fn metadata_of(answer: &TableAnswer) -> serde_json::Value {
     }
 }
 
-/// The path of file number `n` in the written log.
-fn file_path(n: u64) -> String {
-    format!("files/{n:08}.parquet")
+/// A stable 64-bit digest of `parts` (the same in every process and run: the standard
+/// hasher with its fixed keys).
+fn digest(parts: &[&str]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+/// The path of the file the server calls `id`: the same in every version, change and
+/// process, so that the core pairs a remove with the add of the same file (a deletion
+/// vector updated) and a plan shipped elsewhere names the same files.
+fn file_path(id: &str) -> String {
+    format!(
+        "files/{:016x}-{:016x}.parquet",
+        digest(&["file", id]),
+        digest(&["id", id])
+    )
 }
 
 /// A deletion vector's name in the written log: a relative ('u') descriptor whose UUID is
 /// the file's number, and the path the core reads it at (`deletion_vector_<uuid>.bin`).
-fn dv_name(tag: u128, version: u64, file: u64) -> (String, String) {
-    // (a file holds one deletion vector per version and action: snapshot 0, add 1, remove
-    // 2, cdc 3; versions and file numbers are below 2^63)
-    let n = (tag << 126) | (u128::from(version) << 63) | u128::from(file);
+fn dv_name(dv: &serde_json::Value) -> (String, String) {
+    // named by what it is: the pre-signed URL without its query (the signature changes
+    // from answer to answer), its offset and size; the same vector keeps its name across
+    // versions (diff sees it unchanged)
+    let url = dv["pathOrInlineDv"].as_str().unwrap_or_default();
+    let file = url.split('?').next().unwrap_or_default();
+    let (offset, size) = (dv["offset"].to_string(), dv["sizeInBytes"].to_string());
+    let n = (u128::from(digest(&["dv", file, &offset, &size])) << 64)
+        | u128::from(digest(&["vector", file, &offset, &size]));
     const Z85: &[u8; 85] =
         b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
     let bytes = n.to_be_bytes();

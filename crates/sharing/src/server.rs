@@ -206,7 +206,23 @@ impl Server {
         table: &str,
         format: ResponseFormat,
     ) -> Request {
-        let path = format!("{}/metadata", Self::table_path(share, schema, table));
+        self.metadata_at(share, schema, table, None, format)
+    }
+
+    /// `GET …/tables/{table}/metadata?version=N` (the current version without one), in
+    /// `format`.
+    pub fn metadata_at(
+        &self,
+        share: &str,
+        schema: &str,
+        table: &str,
+        version: Option<u64>,
+        format: ResponseFormat,
+    ) -> Request {
+        let mut path = format!("{}/metadata", Self::table_path(share, schema, table));
+        if let Some(v) = version {
+            path.push_str(&format!("?version={v}"));
+        }
         let mut r = self.request("GET", path, format!("table {share}.{schema}.{table}"));
         r.headers.push((
             "delta-sharing-capabilities".into(),
@@ -267,8 +283,10 @@ impl Server {
         ending_version: Option<u64>,
         format: ResponseFormat,
     ) -> Request {
+        // (with the metadata of each version that changed it: a change of schema, or the
+        // change data feed turned on, within the range)
         let mut path = format!(
-            "{}/changes?startingVersion={starting_version}",
+            "{}/changes?startingVersion={starting_version}&includeHistoricalMetadata=true",
             Self::table_path(share, schema, table)
         );
         if let Some(v) = ending_version {
@@ -387,7 +405,7 @@ mod tests {
         );
         assert_eq!(
             reqs[8].url,
-            "https://h.example/ds/shares/sh/schemas/sc/tables/t/changes?startingVersion=1&endingVersion=4"
+            "https://h.example/ds/shares/sh/schemas/sc/tables/t/changes?startingVersion=1&includeHistoricalMetadata=true&endingVersion=4"
         );
         assert!(
             reqs[6]

@@ -66,10 +66,13 @@ pub struct TableAnswer {
     pub protocol: Value,
     /// The metadata (the delta format's `deltaMetadata`; the parquet format's object).
     pub metadata: Value,
+    /// The version the server gives the metadata line (changes: the version that set it).
+    pub metadata_version: Option<u64>,
     /// The files.
     pub files: Vec<SharedFile>,
-    /// Metadata lines after the first (a change of schema within a range of versions).
-    pub later_metadata: Vec<Value>,
+    /// Metadata lines after the first (a change within a range of versions), each with
+    /// the version the server gives it.
+    pub later_metadata: Vec<(Option<u64>, Value)>,
 }
 
 /// Reads a table's answer line by line (the caller may feed a streamed body).
@@ -80,7 +83,8 @@ pub struct TableReader {
     format: Option<ResponseFormat>,
     protocol: Option<Value>,
     metadata: Option<Value>,
-    later_metadata: Vec<Value>,
+    metadata_version: Option<u64>,
+    later_metadata: Vec<(Option<u64>, Value)>,
     files: Vec<SharedFile>,
     line: usize,
     /// Whether pre-signed URLs may be plain http to this machine: only when the server
@@ -110,6 +114,7 @@ impl TableReader {
             format: None,
             protocol: None,
             metadata: None,
+            metadata_version: None,
             later_metadata: Vec::new(),
             files: Vec::new(),
             line: 0,
@@ -205,9 +210,11 @@ impl TableReader {
             return Err(self.invalid("metadata that is not an object".into()));
         }
         if self.metadata.is_none() {
+            self.metadata_version = self.version(body.get("version"))?;
             self.metadata = Some(metadata);
         } else if self.later_metadata.len() < MAX_FILES {
-            self.later_metadata.push(metadata);
+            let version = self.version(body.get("version"))?;
+            self.later_metadata.push((version, metadata));
         } else {
             return Err(self.limit("MAX_FILES", self.later_metadata.len() + 1, MAX_FILES));
         }
@@ -367,6 +374,7 @@ impl TableReader {
             format,
             protocol,
             metadata,
+            metadata_version: self.metadata_version,
             files: self.files,
             later_metadata: self.later_metadata,
         })
