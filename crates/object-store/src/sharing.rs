@@ -420,6 +420,9 @@ enum Source {
     Changes(u64, u64),
 }
 
+/// Written checkpoints kept at once (the oldest versions' are written again if read).
+const KEPT_SNAPSHOTS: usize = 4;
+
 /// Versions whose changes one request asks for.
 const CHANGES_WINDOW: u64 = 200;
 
@@ -585,7 +588,16 @@ impl SharedTable {
                 message,
             })?;
         lock(&self.files).extend(files);
-        lock(&self.snapshots).insert(version, bytes.clone());
+        let mut kept = lock(&self.snapshots);
+        // a long-lived table (Python, a SQL session) reading many versions keeps the few
+        // newest read (the core holds what it needs of each)
+        while kept.len() >= KEPT_SNAPSHOTS {
+            let Some(oldest) = kept.keys().min().copied() else {
+                break;
+            };
+            kept.remove(&oldest);
+        }
+        kept.insert(version, bytes.clone());
         Ok(bytes)
     }
 

@@ -16,6 +16,9 @@ use crate::request::ResponseFormat;
 /// statistics).
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most bytes of a file's id.
+const MAX_ID_BYTES: usize = 4096;
+
 /// The most files of one answer.
 pub const MAX_FILES: usize = 1_000_000;
 
@@ -321,9 +324,11 @@ impl TableReader {
     fn text(&self, f: &Value, k: &str) -> Result<String, SharingError> {
         f.get(k)
             .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
+            .filter(|s| !s.is_empty() && s.len() <= MAX_ID_BYTES)
             .map(str::to_string)
-            .ok_or_else(|| self.invalid(format!("a file without {k}")))
+            .ok_or_else(|| {
+                self.invalid(format!("a file without {k} (of 1 to {MAX_ID_BYTES} bytes)"))
+            })
     }
 
     fn size(&self, v: Option<&Value>) -> Result<u64, SharingError> {
