@@ -404,6 +404,9 @@ impl Storage for AnswersEverything {
 thread_local! {
     /// Panics on this thread since the hook below was installed (caught or not).
     static PANICS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Arrays handed out that are not valid (a string of invalid UTF-8: a release build
+    /// builds arrays unchecked, where a debug build's check panics).
+    static INVALID: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// The Parquet inputs the fuzz targets once crashed on (`fuzz/regressions/`), read as a
@@ -435,7 +438,10 @@ fn parquet_regressions_from_fuzzing_are_errors() {
             let t = Table::new(Arc::new(mem), "mem://t");
             let s = block_on(t.snapshot(VersionSpec::Latest)).unwrap();
             let scan = s.scan(ScanOptions::default()).unwrap();
-            let _ = block_on(scan.execute(&mut |_| Ok(true)));
+            let _ = block_on(scan.execute(&mut |b| {
+                check_valid(&b);
+                Ok(true)
+            }));
             // as a checkpoint
             let mem = MemoryStorage::new();
             mem.put(
@@ -460,8 +466,21 @@ fn parquet_regressions_from_fuzzing_are_errors() {
         panics, 0,
         "{panics} panics (caught natively, fatal on wasm32)"
     );
+    let invalid = INVALID.with(|p| p.get());
+    assert_eq!(invalid, 0, "{invalid} arrays handed out that are not valid");
     assert!(seen >= 9, "only {seen} inputs in fuzz/regressions");
     println!("{seen} Parquet inputs from fuzz/regressions read without a panic");
+}
+
+/// Counts in INVALID each column of `batch` that is not a valid array (its full check:
+/// offsets, and UTF-8 for strings).
+fn check_valid(batch: &arrow_array::RecordBatch) {
+    for c in batch.columns() {
+        if let Err(e) = c.to_data().validate_full() {
+            eprintln!("an array that is not valid ({:?}): {e}", c.data_type());
+            INVALID.with(|p| p.set(p.get() + 1));
+        }
+    }
 }
 
 /// Reads every column of every row group of `file` (a Parquet file), whatever it holds,
@@ -502,8 +521,9 @@ fn read_every_column(file: Bytes) {
             continue;
         };
         for batch in reader {
-            if batch.is_err() {
-                break;
+            match batch {
+                Ok(b) => check_valid(&b),
+                Err(_) => break,
             }
         }
     }

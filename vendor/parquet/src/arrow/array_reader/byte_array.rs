@@ -53,6 +53,11 @@ pub fn make_byte_array_reader(
             .clone(),
     };
 
+    // (deltalens patch 27) the decoders check UTF-8 only for a column annotated UTF8; a
+    // string read from an unannotated column (an Arrow schema hint: the file's own, or the
+    // caller's) is checked when its array is built
+    let utf8_unchecked = column_desc.converted_type() != ConvertedType::UTF8
+        && matches!(data_type, ArrowType::Utf8 | ArrowType::LargeUtf8);
     match data_type {
         ArrowType::Binary
         | ArrowType::Utf8
@@ -63,7 +68,7 @@ pub fn make_byte_array_reader(
                 reader.set_padding_threshold(threshold);
             }
             Ok(Box::new(ByteArrayReader::<i32>::new(
-                pages, data_type, reader,
+                pages, data_type, reader, utf8_unchecked,
             )))
         }
         ArrowType::LargeUtf8 | ArrowType::LargeBinary => {
@@ -72,7 +77,7 @@ pub fn make_byte_array_reader(
                 reader.set_padding_threshold(threshold);
             }
             Ok(Box::new(ByteArrayReader::<i64>::new(
-                pages, data_type, reader,
+                pages, data_type, reader, utf8_unchecked,
             )))
         }
         _ => Err(general_err!(
@@ -89,6 +94,8 @@ struct ByteArrayReader<I: OffsetSizeTrait> {
     def_levels_buffer: Option<Vec<i16>>,
     rep_levels_buffer: Option<Vec<i16>>,
     record_reader: GenericRecordReader<OffsetBuffer<I>, ByteArrayColumnValueDecoder<I>>,
+    /// Strings whose decoder did not check UTF-8 (deltalens patch 27): checked when built.
+    utf8_unchecked: bool,
 }
 
 impl<I: OffsetSizeTrait> ByteArrayReader<I> {
@@ -96,6 +103,7 @@ impl<I: OffsetSizeTrait> ByteArrayReader<I> {
         pages: Box<dyn PageIterator>,
         data_type: ArrowType,
         record_reader: GenericRecordReader<OffsetBuffer<I>, ByteArrayColumnValueDecoder<I>>,
+        utf8_unchecked: bool,
     ) -> Self {
         Self {
             data_type,
@@ -103,6 +111,7 @@ impl<I: OffsetSizeTrait> ByteArrayReader<I> {
             def_levels_buffer: None,
             rep_levels_buffer: None,
             record_reader,
+            utf8_unchecked,
         }
     }
 }
@@ -154,6 +163,9 @@ impl<I: OffsetSizeTrait> ArrayReader for ByteArrayReader<I> {
                 })
                 .with_precision_and_scale(p, s)?;
                 Arc::new(decimal)
+            }
+            _ if self.utf8_unchecked => {
+                buffer.into_checked_array(null_buffer, self.data_type.clone())?
             }
             _ => buffer.into_array(null_buffer, self.data_type.clone()),
         };

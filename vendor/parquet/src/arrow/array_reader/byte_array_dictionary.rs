@@ -51,13 +51,23 @@ macro_rules! make_reader {
         match ($k, $v) {
             $(
                 ($key_arrow, $value_arrow) => {
+                    // (deltalens patch 27) strings of a column not annotated UTF8 are
+                    // checked when built: its decoders do not check them
+                    let unannotated = $column_desc.converted_type() != ConvertedType::UTF8;
                     let mut reader = GenericRecordReader::new($column_desc, $batch_size);
                     if let Some(threshold) = $padding_threshold {
                         reader.set_padding_threshold(threshold);
                     }
-                    Ok(Box::new(ByteArrayDictionaryReader::<$key_type, $value_type>::try_new(
+                    let mut r = ByteArrayDictionaryReader::<$key_type, $value_type>::try_new(
                         $pages, $data_type, reader,
-                    )?))
+                    )?;
+                    r.utf8_unchecked = unannotated
+                        && matches!(
+                            &r.data_type,
+                            ArrowType::Dictionary(_, v)
+                                if matches!(v.as_ref(), ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View)
+                        );
+                    Ok(Box::new(r))
                 }
             )+
             _ => Err(general_err!(
@@ -165,6 +175,8 @@ struct ByteArrayDictionaryReader<K: ArrowNativeType, V: OffsetSizeTrait> {
     record_reader: GenericRecordReader<DictionaryBuffer<K, V>, DictionaryDecoder<K, V>>,
     /// Reusable scratch space for hashing byte slices when building dictionaries from plain-encoded values.
     hash_scratch: MutableBuffer,
+    /// Strings whose decoder did not check UTF-8 (deltalens patch 27): checked when built.
+    utf8_unchecked: bool,
 }
 
 impl<K, V> ByteArrayDictionaryReader<K, V>
@@ -204,6 +216,7 @@ where
             rep_levels_buffer: None,
             record_reader,
             hash_scratch: MutableBuffer::new(0),
+            utf8_unchecked: false,
         })
     }
 }
@@ -249,6 +262,12 @@ where
             }
         };
 
+        if self.utf8_unchecked {
+            array
+                .to_data()
+                .validate_full()
+                .map_err(|e| general_err!("a string column that is not valid UTF-8: {e}"))?;
+        }
         self.record_reader.reset();
 
         Ok(array)

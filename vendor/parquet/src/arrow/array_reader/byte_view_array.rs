@@ -57,13 +57,16 @@ pub fn make_byte_view_array_reader(
         },
     };
 
+    let annotated_utf8 = column_desc.converted_type() == ConvertedType::UTF8;
     match data_type {
         ArrowType::BinaryView | ArrowType::Utf8View => {
             let mut reader = GenericRecordReader::new(column_desc, batch_size);
             if let Some(threshold) = padding_threshold {
                 reader.set_padding_threshold(threshold);
             }
-            Ok(Box::new(ByteViewArrayReader::new(pages, data_type, reader)))
+            let mut r = ByteViewArrayReader::new(pages, data_type, reader);
+            r.utf8_unchecked = !annotated_utf8 && r.data_type == ArrowType::Utf8View;
+            Ok(Box::new(r))
         }
 
         _ => Err(general_err!(
@@ -80,6 +83,8 @@ struct ByteViewArrayReader {
     def_levels_buffer: Option<Vec<i16>>,
     rep_levels_buffer: Option<Vec<i16>>,
     record_reader: GenericRecordReader<ViewBuffer, ByteViewArrayColumnValueDecoder>,
+    /// Strings whose decoder did not check UTF-8 (deltalens patch 27).
+    utf8_unchecked: bool,
 }
 
 impl ByteViewArrayReader {
@@ -94,6 +99,7 @@ impl ByteViewArrayReader {
             def_levels_buffer: None,
             rep_levels_buffer: None,
             record_reader,
+            utf8_unchecked: false,
         }
     }
 }
@@ -118,8 +124,21 @@ impl ArrayReader for ByteViewArrayReader {
         self.rep_levels_buffer = self.record_reader.consume_rep_levels();
         self.record_reader.reset();
 
+        // (deltalens patch 27) the decoders check UTF-8 only for a column annotated UTF8:
+        // strings of an unannotated column (an Arrow schema hint) are built as binary and
+        // checked before they become strings
+        if self.utf8_unchecked {
+            let binary = buffer.into_array(null_buffer, &ArrowType::BinaryView);
+            let strings = binary
+                .as_any()
+                .downcast_ref::<arrow_array::BinaryViewArray>()
+                .ok_or_else(|| general_err!("a binary view array expected"))?
+                .clone()
+                .to_string_view()
+                .map_err(|e| general_err!("a string column that is not valid UTF-8: {e}"))?;
+            return Ok(std::sync::Arc::new(strings));
+        }
         let array = buffer.into_array(null_buffer, &self.data_type);
-
         Ok(array)
     }
 

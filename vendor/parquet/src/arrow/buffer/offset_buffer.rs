@@ -142,6 +142,24 @@ impl<I: OffsetSizeTrait> OffsetBuffer<I> {
         check_valid_utf8(&self.values.as_slice()[start_offset..])
     }
 
+    /// As [`Self::into_array`], every value checked (offsets, and UTF-8 for strings): an
+    /// error, not an array, for values no decoder checked that are not valid (deltalens
+    /// patch 27).
+    pub fn into_checked_array(
+        self,
+        null_buffer: Option<Buffer>,
+        data_type: ArrowType,
+    ) -> Result<ArrayRef> {
+        let data = ArrayDataBuilder::new(data_type)
+            .len(self.len())
+            .add_buffer(Buffer::from_vec(self.offsets))
+            .add_buffer(Buffer::from_vec(self.values))
+            .null_bit_buffer(null_buffer)
+            .build()
+            .map_err(|e| general_err!("a string column that is not valid UTF-8: {e}"))?;
+        Ok(make_array(data))
+    }
+
     /// Converts this into an [`ArrayRef`] with the provided `data_type` and `null_buffer`
     pub fn into_array(self, null_buffer: Option<Buffer>, data_type: ArrowType) -> ArrayRef {
         let array_data_builder = ArrayDataBuilder::new(data_type)
