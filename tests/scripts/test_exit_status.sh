@@ -3,7 +3,8 @@
 # a stop's CI once failed with every step passed, because the trap's `pkill` found no
 # process left (the builds had ended) and, under `set -e`, turned the exit into 1. The trap
 # line is taken from scripts/test itself and run as there, under `set -euo pipefail`, with
-# the background job ended or still running, after a passing or a failing end.
+# the background jobs it names (the builds, the brief fuzz run) ended or still running,
+# after a passing or a failing end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ $(grep -cE '^trap .* EXIT$' scripts/test) == 1 ]] ||
@@ -16,8 +17,10 @@ check() { # $1: the background job's life (ended|running); $2: the end's status;
   got=$(bash -c "set -euo pipefail
     ( sleep $seconds; true ) &
     background=\$!
+    ( sleep $seconds; true ) &
+    fuzzing=\$!
     $trap_line
-    [[ $1 == ended ]] && { wait \"\$background\" || true; }
+    [[ $1 == ended ]] && { wait \"\$background\" \"\$fuzzing\" || true; }
     exit $2" >/dev/null 2>&1; echo $?) || true
   if [[ $got == "$2" ]]; then
     echo "ok   background $1, exit $2: the suite exits $got"
