@@ -45,10 +45,6 @@ fn requests_stay(server: &Server, names: &[&str], token: &str) {
     let c = names.get(1).copied().unwrap_or("c");
     let t = names.get(2).copied().unwrap_or("t");
     let ep = server.endpoint().to_string();
-    let base_segments = url::Url::parse(&ep)
-        .ok()
-        .and_then(|u| u.path_segments().map(|p| p.filter(|x| !x.is_empty()).count()))
-        .unwrap_or(0);
     let q = Query {
         version: Some(3),
         timestamp: Some(token.to_string()),
@@ -68,16 +64,26 @@ fn requests_stay(server: &Server, names: &[&str], token: &str) {
         server.query(s, c, t, &q, ResponseFormat::Delta),
         server.changes(s, c, t, 0, Some(9), ResponseFormat::Parquet),
         server.temporary_credentials(s, c, t, Some(token)),
+        server.metadata_at_timestamp(s, c, t, token, ResponseFormat::Delta),
     ];
     for r in &reqs {
         assert_stays_at(&ep, r);
     }
-    // /shares/{s}/schemas/{c}/tables/{t}/metadata: each name one segment
+    // …/shares/{s}/schemas/{c}/tables/{t}/metadata after the endpoint's path: each name
+    // one segment
+    let e = url::Url::parse(&ep).expect("a profile's endpoint is a URL");
     let u = url::Url::parse(&reqs[5].url).expect("parsed above");
-    let segments: Vec<&str> = u.path_segments().map(|p| p.collect()).unwrap_or_default();
-    assert_eq!(
-        segments.len(),
-        base_segments + 7,
+    let rest = u
+        .path()
+        .strip_prefix(e.path().trim_end_matches('/'))
+        .expect("under the endpoint's path");
+    let parts: Vec<&str> = rest.split('/').collect();
+    assert!(
+        parts.len() == 8
+            && parts[0].is_empty()
+            && [parts[1], parts[3], parts[5], parts[7]]
+                == ["shares", "schemas", "tables", "metadata"]
+            && parts[2..7].iter().all(|p| !p.is_empty()),
         "a name split the path: {}",
         reqs[5].url
     );
@@ -100,7 +106,10 @@ fn check_url(endpoint: &str, url: &str) {
         u.scheme() == "https" || (u.scheme() == "http" && loopback && endpoint_loopback),
         "accepted {url}"
     );
-    assert!(u.username().is_empty() && u.password().is_none(), "accepted {url}");
+    assert!(
+        u.username().is_empty() && u.password().is_none(),
+        "accepted {url}"
+    );
 }
 
 fn check_answer(endpoint: &str, a: &TableAnswer) {

@@ -11,11 +11,16 @@ test OAuth token endpoint, both on 127.0.0.1:
   at an earlier version (`--version`: that version's snapshot, asked when read); a table
   shared with its change data feed answers `changes` like its directory (the commit time
   aside: the server's clock) and `history` with its versions;
+- time travel by timestamp on a shared table (`--timestamp`, `TIMESTAMP AS OF`, `changes
+  --from-timestamp/--to-timestamp`), the server naming the version, like its directory;
 - a version 2 profile with OAuth client credentials gets its token from the token endpoint
   (HTTP basic authentication, `grant_type=client_credentials`, the scope) and lists; a
   wrong client secret is refused (exit 5) with the endpoint's message;
 - pre-signed URLs that expired are asked for again (a server whose first answers carry
   expired ones: the reads are refused, then the rows are the directory's);
+- pre-signed URLs of real stores: moto (S3, SigV4) and azurite (blob SAS; azurite enforces
+  their expiry: every answer expired -> the read is refused with 403; the first ones ->
+  read after asking again);
 - a wrong token is refused (exit 5, the server's message), an unknown table is not found
   (exit 3, named), an expired profile is refused before any request (exit 5), a profile
   naming plain http to another machine or given as a URL, and a name the protocol forbids,
@@ -129,9 +134,89 @@ def feed_turned_on_later(tmp):
     return path
 
 
+DAY_MS = 86_400_000
+BASE_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+
+
+def iso(ms):
+    import datetime
+    t = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def timed_table(tmp):
+    """A table deltalake writes with the change data feed on, four versions (an append, an
+    append, a delete, an append), whose commit files are then dated a day apart from
+    2024-01-01 (the commit times time travel by timestamp reads, here and, in `mtime`
+    mode, in the test server)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    path = os.path.join(tmp, "timed")
+    write_deltalake(path, pa.table({"id": pa.array([1, 2, 3], pa.int64())}),
+                    configuration={"delta.enableChangeDataFeed": "true"})
+    write_deltalake(path, pa.table({"id": pa.array([4, 5], pa.int64())}), mode="append")
+    DeltaTable(path).delete("id = 2")
+    write_deltalake(path, pa.table({"id": pa.array([6], pa.int64())}), mode="append")
+    for v in range(4):
+        t = (BASE_MS + v * DAY_MS) / 1000
+        os.utime(os.path.join(path, "_delta_log", f"{v:020}.json"), (t, t))
+    return path
+
+
+def time_travel(a, p, d):
+    """`--timestamp`, `TIMESTAMP AS OF`, `sql`'s 'timestamp' table option and `changes
+    --from-timestamp/--to-timestamp` on a
+    shared table: the server names the version (its log, with the commit times, is not
+    shared), equal to what the directory reads: shared without its change data feed (then
+    no commit, with its time, is shared at all) and with it."""
+    for name in ("plain", "timed"):
+        at_timestamps(a, f"{p}#timed.retail.{name}", d, name)
+    t = f"{p}#timed.retail.timed"
+    before = iso(BASE_MS - DAY_MS)
+    local, shared = (cli(a, "info", x, "--timestamp", before, "--json") for x in (d, f"{p}#timed.retail.plain"))
+    check(local.returncode != 0 and shared.returncode != 0 and before[:10] in shared.stderr,
+          f"a timestamp before the first commit: both refuse, the shared one naming it "
+          f"({local.returncode}, {shared.returncode}: {shared.stderr.strip()[:300]})")
+    for frm, to in [(BASE_MS + DAY_MS // 2, BASE_MS + 2 * DAY_MS + DAY_MS // 2),
+                    (BASE_MS, BASE_MS + 3 * DAY_MS)]:
+        args = ["changes", "{t}", "--from-timestamp", iso(frm), "--to-timestamp", iso(to), "--format", "jsonl"]
+        local = cli(a, *[x.replace("{t}", d) for x in args])
+        shared = cli(a, *[x.replace("{t}", t) for x in args])
+        check(shared.returncode == local.returncode == 0 and changes(shared.stdout) == changes(local.stdout)
+              and shared.stdout.strip(),
+              f"changes --from-timestamp {iso(frm)} --to-timestamp {iso(to)}: shared like its directory "
+              f"({len(shared.stdout.splitlines())} vs {len(local.stdout.splitlines())} rows; {shared.stderr.strip()[:300]})")
+
+
+def at_timestamps(a, t, d, name):
+    for label, ms in [("at version 1's commit", BASE_MS + DAY_MS),
+                      ("between versions 1 and 2", BASE_MS + DAY_MS + DAY_MS // 2),
+                      ("a millisecond before version 2", BASE_MS + 2 * DAY_MS - 1),
+                      ("at the latest commit", BASE_MS + 3 * DAY_MS)]:
+        ts = iso(ms)
+        for what, args in [("info", ["info", "{t}", "--timestamp", ts, "--json"]),
+                           ("scan", ["scan", "{t}", "--timestamp", ts, "--format", "jsonl"]),
+                           ("query", ["query", f"SELECT id FROM '{{t}}' TIMESTAMP AS OF '{ts}' ORDER BY id",
+                                      "--format", "jsonl"]),
+                           ("sql", ["sql", f"CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION '{{t}}' "
+                                           f"OPTIONS ('timestamp' '{ts}'); SELECT id FROM t ORDER BY id",
+                                    "--format", "jsonl"])]:
+            local = cli(a, *[x.replace("{t}", d) for x in args])
+            shared = cli(a, *[x.replace("{t}", t) for x in args])
+            ok = shared.returncode == local.returncode == 0
+            if ok and what == "info":
+                ok = json.loads(shared.stdout)["version"] == json.loads(local.stdout)["version"]
+            elif ok:
+                ok = sorted(shared.stdout.splitlines()) == sorted(local.stdout.splitlines())
+            check(ok, f"{name}: {what} --timestamp {ts} ({label}): shared like its directory "
+                      f"(exit {shared.returncode}: {shared.stderr.strip()[:300]}; {local.stderr.strip()[:200]})")
+
+
 def run(a, tmp):
     tables = {os.path.basename(os.path.normpath(t)): os.path.abspath(t) for t in a.tables}
     tables["feed_later"] = feed_turned_on_later(tmp)
+    timed = timed_table(tmp)
     first = next(iter(tables.values()))
     config = {"shares": [
         {"name": "sales", "schemas": [{"name": "retail", "tables": [
@@ -140,6 +225,9 @@ def run(a, tmp):
             {"name": n.replace("-", "_"), "location": p, "cdf": True} for n, p in tables.items()]}]},
         {"name": "big", "schemas": [{"name": "many", "tables": [
             {"name": f"t{i:04}", "location": first} for i in range(1201)]}, {"name": "empty", "tables": []}]},
+        {"name": "timed", "schemas": [{"name": "retail", "tables": [
+            {"name": "timed", "location": timed, "cdf": True, "timestamps": "mtime"},
+            {"name": "plain", "location": timed, "timestamps": "mtime"}]}]},
     ]}
     cfg = os.path.join(tmp, "config.json")
     with open(cfg, "w") as f:
@@ -158,6 +246,7 @@ def run(a, tmp):
             time.sleep(0.1)
         endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
         checks_on(a, tmp, endpoint, token_server.server_address[1], tables)
+        time_travel(a, os.path.join(tmp, "config.share"), timed)
     finally:
         server.kill()
         token_server.shutdown()
@@ -194,9 +283,88 @@ def expired_urls(a, tmp, tables):
         server.kill()
 
 
+def free_port():
+    import socket
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        return so.getsockname()[1]
+
+
+def wait_port(port, proc, what):
+    import socket
+    for _ in range(300):
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited ({proc.returncode})")
+        with socket.socket() as so:
+            if so.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on {port}")
+
+
+def store_urls(a, tmp, tables):
+    """Pre-signed URLs a real store signs and serves: moto (S3, SigV4 query signatures) and
+    azurite (Azure blob SAS, whose expiry azurite enforces). A server whose every answer
+    carries expired SAS URLs cannot be read (the store refuses them; nothing bypasses it);
+    one whose first answers do is read after asking again, like the directory."""
+    azurite_bin = os.environ.get("AZURITE_BLOB") or os.path.join(
+        HERE, "..", "..", "tools", "node_modules", ".bin", "azurite-blob")
+    emulators = []
+    try:
+        moto_port, az_port = free_port(), free_port()
+        env = dict(os.environ, MOTO_ACCOUNT_ID="123456789012")
+        emulators.append(subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(moto_port)], env=env,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_port(moto_port, emulators[-1], "moto")
+        os.makedirs(os.path.join(tmp, "azurite"), exist_ok=True)
+        emulators.append(subprocess.Popen(
+            [azurite_bin, "--blobHost", "127.0.0.1", "--blobPort", str(az_port), "--location",
+             os.path.join(tmp, "azurite"), "--disableTelemetry", "--skipApiVersionCheck"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_port(az_port, emulators[-1], "azurite")
+        cfg = os.path.join(tmp, "stores.json")
+        with open(cfg, "w") as f:
+            json.dump({"shares": [{"name": "s", "schemas": [{"name": "sc", "tables": [
+                {"name": n.replace("-", "_"), "location": d} for n, d in tables.items()]}]}]}, f)
+        runs = [("moto S3", f"s3=http://127.0.0.1:{moto_port}", 0, True),
+                ("azurite", f"azure=http://127.0.0.1:{az_port}", 0, True),
+                ("azurite, the first answers' URLs expired", f"azure=http://127.0.0.1:{az_port}", 1, True),
+                ("azurite, every answer's URLs expired", f"azure=http://127.0.0.1:{az_port}", 1000, False)]
+        for i, (what, store, expire, readable) in enumerate(runs):
+            port_file = os.path.join(tmp, f"stores{i}.port")
+            server = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
+                 "--port-file", port_file, "--stop-after", "300", "--presign-store", store,
+                 "--expire-first-queries", str(expire)],
+                stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"stores{i}.log"), "w"))
+            try:
+                for _ in range(300):
+                    if os.path.exists(port_file) and open(port_file).read().strip():
+                        break
+                    time.sleep(0.1)
+                endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
+                p = profile(tmp, f"stores{i}.share", shareCredentialsVersion=1, endpoint=endpoint,
+                            bearerToken=TOKEN)
+                for n, d in tables.items():
+                    got = cli(a, "scan", f"{p}#s.sc.{n.replace('-', '_')}", "--format", "jsonl")
+                    want = cli(a, "scan", d, "--format", "jsonl")
+                    if readable:
+                        ok = got.returncode == 0 and sorted(got.stdout.splitlines()) == sorted(want.stdout.splitlines())
+                    else:
+                        # (a table of no files reads nothing from the store)
+                        ok = got.returncode != 0 and "403" in got.stderr or not want.stdout.strip()
+                    check(ok, f"{n} through {what}: {'read like its directory' if readable else 'refused by the store'} "
+                              f"(exit {got.returncode}: {got.stderr.strip()[:300]})")
+            finally:
+                server.kill()
+    finally:
+        for e in emulators:
+            e.kill()
+
+
 def checks_on(a, tmp, endpoint, token_port, tables):
     p = profile(tmp, "config.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN)
-    check(listed(a, p) == [f"{p}#sales", f"{p}#feeds", f"{p}#big"], "the profile lists its three shares")
+    check(listed(a, p) == [f"{p}#sales", f"{p}#feeds", f"{p}#big", f"{p}#timed"], "the profile lists its four shares")
     check(listed(a, f"{p}#big") == [f"{p}#big.many", f"{p}#big.empty"], "a share lists its schemas")
     names = [n.replace("-", "_") for n in tables]
     check(listed(a, f"{p}#sales.retail") == [f"{p}#sales.retail.{n}" for n in names],
@@ -268,7 +436,7 @@ def checks_on(a, tmp, endpoint, token_port, tables):
                  clientSecret=CLIENT_SECRET, scope=SCOPE)
     o = profile(tmp, "oauth.share", **oauth)
     before = TokenEndpoint.calls
-    check(listed(a, o) == [f"{o}#sales", f"{o}#feeds", f"{o}#big"], "an OAuth profile lists with the token it was given")
+    check(listed(a, o) == [f"{o}#sales", f"{o}#feeds", f"{o}#big", f"{o}#timed"], "an OAuth profile lists with the token it was given")
     check(TokenEndpoint.calls == before + 1, "one token asked for one command")
     w = profile(tmp, "wrong-secret.share", **dict(oauth, clientSecret="nope"))
     r = cli(a, "share", w)
@@ -298,6 +466,7 @@ def checks_on(a, tmp, endpoint, token_port, tables):
         r = cli(a, "share", *args)
         check(r.returncode == 2 and "error:" in r.stderr, f"{what}: exit 2 ({r.returncode}: {r.stderr.strip()[:300]})")
     expired_urls(a, tmp, tables)
+    store_urls(a, tmp, tables)
     print(f"deltalens share: {len(tables)} tables read like their directories (info, schema, scan),"
           " 1,201 listed in pages, OAuth, refusals", flush=True)
 

@@ -10,6 +10,7 @@ data, only the log.
       [--stop-after SECONDS] [--url-ttl-seconds N] [--prefix /delta-sharing]
       [--expire-first-queries N]
       [--max-page-size N]
+      [--presign-store s3=http://127.0.0.1:PORT | azure=http://127.0.0.1:PORT]
 
 Prints "listening on http://127.0.0.1:PORT" (flushed) once bound, and writes PORT to --port-file
 when given. Stops itself after --stop-after seconds (default 900). A recipient profile:
@@ -57,7 +58,13 @@ passed through; the file line also gets deletionVectorFileId.
 Pre-signed URLs: the server serves table files itself at
   /_files/{table id}/{path}?sp=r&exp=EPOCH_SECONDS&sig=HMAC-SHA256
 (GET and HEAD, single byte Range -> 206, unsatisfiable -> 416, expired or bad signature -> 403,
-missing -> 404); `presign` is the one function to swap for other stores. (sp=r is unchecked:
+missing -> 404); `presign` is the one function to swap for other stores.
+--presign-store swaps it: s3=ENDPOINT (moto: each file is uploaded to the bucket
+"shared-tables" when first signed, and its URL is a SigV4 pre-signed GET of it) or
+azure=ENDPOINT (azurite's development account: uploaded to the container "shared-tables",
+the URL carries a read-only blob SAS). Expired URLs (--expire-first-queries) are signed with an
+expiry a minute ago: azurite refuses them (403); moto 5.2 does not check a pre-signed URL's
+expiry or signature, so with s3= they only have real S3 URL shapes and range answers. (sp=r is unchecked:
 it makes delta-kernel-rs treat the URL as pre-signed and fetch it over plain HTTP.)
 
 Commit timestamps (time travel by timestamp, CDF timestamps, the version endpoint): per table
@@ -103,6 +110,10 @@ HOST = "127.0.0.1"
 DEFAULT_PREFIX = "/delta-sharing"
 MAX_BODY = 64 * 1024
 PAGE_MAX = 500  # the reference server's defaultMaxResults, also the cap
+STORE_NAME = "shared-tables"
+# azurite's well-known development account (public, documented by Microsoft)
+AZ_ACCOUNT = "devstoreaccount1"
+AZ_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://deltalens.test/delta-sharing")
 NDJSON = "application/x-ndjson; charset=utf-8"
 JSON_CT = "application/json; charset=utf-8"
@@ -578,6 +589,74 @@ class Server(ThreadingHTTPServer):
     def file_sig(self, table_id, rel, exp):
         msg = f"{table_id}\n{rel}\n{exp}".encode()
         return hmac.new(self.url_key, msg, hashlib.sha256).hexdigest()
+
+    def use_store(self, spec):
+        """--presign-store s3=ENDPOINT | azure=ENDPOINT (127.0.0.1 only: test emulators)."""
+        kind, _, endpoint = spec.partition("=")
+        if urllib.parse.urlparse(endpoint).hostname != HOST or kind not in ("s3", "azure"):
+            raise ValueError(f"--presign-store {spec!r}: s3= or azure= an http://{HOST}:PORT emulator")
+        self.uploaded = {}
+        if kind == "s3":
+            import boto3
+            from botocore.config import Config
+            self.store = boto3.client(
+                "s3", endpoint_url=endpoint, region_name="us-east-1",
+                aws_access_key_id="deltalens-test", aws_secret_access_key="deltalens-test-secret",
+                config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+            try:
+                self.store.create_bucket(Bucket=STORE_NAME)
+            except self.store.exceptions.BucketAlreadyOwnedByYou:
+                pass
+            self.presign = self.s3_presign
+        else:
+            from azure.storage.blob import BlobServiceClient
+            conn = (f"DefaultEndpointsProtocol=http;AccountName={AZ_ACCOUNT};AccountKey={AZ_KEY};"
+                    f"BlobEndpoint={endpoint.rstrip('/')}/{AZ_ACCOUNT};")
+            self.store = BlobServiceClient.from_connection_string(conn).get_container_client(STORE_NAME)
+            if not self.store.exists():
+                self.store.create_container()
+            self.presign = self.azure_presign
+
+    def _expiry(self):
+        return int(time.time()) + (-60 if getattr(self.answering, "expired", False) else self.ttl)
+
+    def _upload(self, table, rel, put):
+        """Uploads the file once (a per-key lock: a URL is handed out only once its object
+        is there, also to a request answered at the same time on another thread)."""
+        key = f"{table.id}/{rel}"
+        with self.lock:
+            done, key_lock = self.uploaded.setdefault(key, [False, threading.Lock()])
+        with key_lock:
+            if not self.uploaded[key][0]:
+                with open(os.path.join(table.root, rel), "rb") as f:
+                    put(key, f.read())
+                self.uploaded[key][0] = True
+        return key
+
+    def s3_presign(self, table, rel):
+        """moto: the file uploaded once, then a SigV4 pre-signed GET (ExpiresIn must be
+        positive: an 'expired' one gets one second, and moto does not check it anyway)."""
+        key = self._upload(table, rel, lambda k, b: self.store.put_object(Bucket=STORE_NAME, Key=k, Body=b))
+        exp = self._expiry()
+        url = self.store.generate_presigned_url(
+            "get_object", Params={"Bucket": STORE_NAME, "Key": key},
+            ExpiresIn=max(exp - int(time.time()), 1))
+        self.count("urls_signed")
+        return url, exp * 1000
+
+    def azure_presign(self, table, rel):
+        """azurite: the file uploaded once, then a read-only blob SAS expiring at the expiry
+        (azurite refuses it after that with 403)."""
+        from azure.storage.blob import BlobSasPermissions, generate_blob_sas
+        key = self._upload(table, rel, lambda k, b: self.store.upload_blob(k, b, overwrite=True))
+        exp = self._expiry()
+        sas = generate_blob_sas(
+            AZ_ACCOUNT, STORE_NAME, key, account_key=AZ_KEY,
+            permission=BlobSasPermissions(read=True),
+            expiry=datetime.datetime.fromtimestamp(exp, tz=datetime.timezone.utc),
+            start=datetime.datetime.fromtimestamp(time.time() - 300, tz=datetime.timezone.utc))
+        self.count("urls_signed")
+        return f"{self.store.url}/{urllib.parse.quote(key, safe='/')}?{sas}", exp * 1000
 
     def local_presign(self, table, rel):
         """-> (url, expirationTimestamp ms). `rel` is the decoded path inside table.root.
@@ -1429,6 +1508,8 @@ def main(argv=None):
     ap.add_argument("--max-page-size", type=int, default=PAGE_MAX)
     ap.add_argument("--expire-first-queries", type=int, default=0,
                     help="the first N /query answers of each table carry pre-signed URLs that already expired")
+    ap.add_argument("--presign-store", help="s3=ENDPOINT (moto) or azure=ENDPOINT (azurite): "
+                    "files are uploaded there and their URLs pre-signed by that store")
     a = ap.parse_args(argv)
     if a.url_ttl_seconds <= 0:
         ap.error("--url-ttl-seconds must be positive")
@@ -1442,6 +1523,8 @@ def main(argv=None):
         config = json.load(f)
     srv = make_server(config, a.token, a.url_ttl_seconds, a.prefix, a.port, a.max_page_size)
     srv.expire_queries = max(a.expire_first_queries, 0)
+    if a.presign_store:
+        srv.use_store(a.presign_store)
     port = srv.server_address[1]
     if a.port_file:
         tmp = a.port_file + ".tmp"

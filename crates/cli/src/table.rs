@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use deltalens_core::Table;
-use deltalens_object_store::{ObjectStoreStorage, open_shared};
+use deltalens_core::VersionSpec;
+use deltalens_object_store::{ObjectStoreStorage, SharedTable, open_shared};
 use deltalens_storage::{CountingStorage, DynStorage};
 
 use crate::error::CliError;
@@ -25,6 +26,37 @@ pub struct IoReport {
 pub struct Opened {
     pub table: Table,
     pub counter: Arc<CountingStorage<DynStorage>>,
+    /// The shared table, when the location is one: its server says which version a
+    /// timestamp reads (its log, with the commit times, is not shared).
+    pub shared: Option<Arc<SharedTable>>,
+}
+
+impl Opened {
+    /// The version `at` names (`--version`, `--timestamp`, or the latest).
+    pub async fn at(&self, at: &crate::args::AtArgs) -> Result<VersionSpec, CliError> {
+        match (at.spec()?, &self.shared) {
+            (VersionSpec::Timestamp(ts), Some(s)) => {
+                Ok(VersionSpec::Version(s.version_at_timestamp(ts).await?))
+            }
+            (spec, _) => Ok(spec),
+        }
+    }
+
+    /// The version `TIMESTAMP AS OF ts_ms` reads.
+    pub async fn version_at_timestamp(&self, ts_ms: i64) -> Result<u64, CliError> {
+        Ok(match &self.shared {
+            Some(s) => s.version_at_timestamp(ts_ms).await?,
+            None => self.table.version_at_timestamp(ts_ms).await?,
+        })
+    }
+
+    /// The first version committed at or after `ts_ms`.
+    pub async fn first_version_at_or_after(&self, ts_ms: i64) -> Result<u64, CliError> {
+        Ok(match &self.shared {
+            Some(s) => s.first_version_at_or_after(ts_ms).await?,
+            None => self.table.first_version_at_or_after(ts_ms).await?,
+        })
+    }
 }
 
 /// Opens the table at `location`, runs `work` on it, then prints the report asked for —
@@ -35,7 +67,7 @@ pub async fn with_table<T>(
     io: IoReport,
     work: impl AsyncFnOnce(&Opened) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
-    let store = open_storage(location, options).await?;
+    let (store, shared) = open_storage(location, options).await?;
     let counter = CountingStorage::with_clock(store, clock_ms);
     // a record per request only for -vv: a scan of a million files makes two million
     let counter = Arc::new(if io.log {
@@ -46,6 +78,7 @@ pub async fn with_table<T>(
     let opened = Opened {
         table: Table::new(counter.clone(), location),
         counter,
+        shared,
     };
     let watch = crate::progress::Watch::start(opened.counter.clone(), !io.watch);
     let result = work(&opened).await;
@@ -60,12 +93,13 @@ pub async fn with_table<T>(
 async fn open_storage(
     location: &str,
     options: &[(String, String)],
-) -> Result<DynStorage, CliError> {
+) -> Result<(DynStorage, Option<Arc<SharedTable>>), CliError> {
     if let Some(shared) = open_shared(location).await {
-        return Ok(Arc::new(shared?));
+        let shared = Arc::new(shared?);
+        return Ok((shared.clone(), Some(shared)));
     }
     let (store, _vending) = ObjectStoreStorage::open_resolved(location, options).await?;
-    Ok(Arc::new(store))
+    Ok((Arc::new(store), None))
 }
 
 /// Milliseconds since the process first asked (the request log's times).

@@ -49,6 +49,9 @@ pub struct Opened {
     pub table: Table,
     /// Unity Catalog's vended credentials, refreshed while this lives.
     pub vending: Option<Arc<Vending>>,
+    /// The shared table, when the location is one: its server says which version a
+    /// timestamp reads (its log, with the commit times, is not shared).
+    pub shared: Option<Arc<deltalens_object_store::SharedTable>>,
 }
 
 impl Location {
@@ -64,9 +67,11 @@ impl Location {
     /// `<profile file>#share.schema.table`, is asked of its sharing server.
     pub async fn open(&self) -> Result<Opened> {
         if let Some(shared) = deltalens_object_store::open_shared(&self.url).await {
+            let shared = Arc::new(shared?);
             return Ok(Opened {
-                table: Table::new(Arc::new(shared?), self.url.clone()),
+                table: Table::new(shared.clone(), self.url.clone()),
                 vending: None,
+                shared: Some(shared),
             });
         }
         let (store, vending) = ObjectStoreStorage::open_resolved(&self.url, &self.options)
@@ -78,6 +83,7 @@ impl Location {
         Ok(Opened {
             table: Table::new(Arc::new(store), self.url.clone()),
             vending,
+            shared: None,
         })
     }
 

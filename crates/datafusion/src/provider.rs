@@ -64,6 +64,7 @@ impl DeltaTableProvider {
             Opened {
                 table,
                 vending: None,
+                shared: None,
             },
             None,
             version,
@@ -86,7 +87,17 @@ impl DeltaTableProvider {
         version: VersionSpec,
     ) -> Result<Self> {
         let table = opened.table.clone();
-        let info = off_task(move || async move { Ok(table.version_info(version).await?) }).await?;
+        let shared = opened.shared.clone();
+        let info = off_task(move || async move {
+            let version = match (version, shared) {
+                (VersionSpec::Timestamp(ts), Some(s)) => {
+                    VersionSpec::Version(s.version_at_timestamp(ts).await?)
+                }
+                (v, _) => v,
+            };
+            Ok(table.version_info(version).await?)
+        })
+        .await?;
         let schema = schema_to_datafusion(&info.schema.to_arrow()?)?;
         Ok(DeltaTableProvider {
             version: info.version,

@@ -27,6 +27,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfi
 use std::time::Duration;
 use url::Url;
 
+pub use deltalens_sharing::SharingError;
 pub use relaying::{ObjectRead, ReadError};
 pub use sharing::{
     MAX_LISTED_VERSIONS, MAX_QUERY_BYTES, MAX_SHARED_DV_BYTES, Share, SharedTable, open_shared,

@@ -467,6 +467,81 @@ impl std::fmt::Debug for SharedTable {
 }
 
 impl SharedTable {
+    /// The version `TIMESTAMP AS OF ts_ms` reads, as the server says: the metadata as of
+    /// that timestamp names it (PROTOCOL.md, "Query Table Metadata", `timestamp`), and the
+    /// first version committed after it (`/version?startingTimestamp=`, one millisecond
+    /// later) must be the next one. The table's own log is not shared, so commit times are
+    /// the server's to tell; two answers that disagree (a server that ignores the metadata's
+    /// `timestamp` answers its latest version) are an invalid answer, not a wrong version.
+    pub async fn version_at_timestamp(&self, ts_ms: i64) -> Result<u64, SharingError> {
+        let [share, schema, table] = &self.name;
+        let req = self.share.server.metadata_at_timestamp(
+            share,
+            schema,
+            table,
+            &sharing_timestamp(ts_ms),
+            ResponseFormat::Delta,
+        );
+        let a = send(&self.share.client, &req, MAX_ANSWER_BYTES).await?;
+        check_status(self.share.endpoint(), &req.what, a.status, &a.body)?;
+        let v = table_version(self.share.endpoint(), &req.what, a.version.as_deref())?;
+        let v = self.listed(v, &req.what)?;
+        match self
+            .first_version_at_or_after(ts_ms.saturating_add(1))
+            .await
+        {
+            Ok(next) if next == v.saturating_add(1) => Ok(v),
+            Ok(next) => Err(SharingError::InvalidAnswer {
+                endpoint: self.share.endpoint().to_string(),
+                what: req.what,
+                why: format!(
+                    "its metadata as of {} is version {v}, but its first version after that time is {next}",
+                    sharing_timestamp(ts_ms)
+                ),
+            }),
+            // no version after the timestamp: the newest is the one
+            Err(_) if v == self.latest => Ok(v),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The first version committed at or after `ts_ms` (`changes --from-timestamp`), as
+    /// the server says (`/version?startingTimestamp=`).
+    pub async fn first_version_at_or_after(&self, ts_ms: i64) -> Result<u64, SharingError> {
+        let [share, schema, table] = &self.name;
+        let req =
+            self.share
+                .server
+                .table_version(share, schema, table, Some(&sharing_timestamp(ts_ms)));
+        let a = send(&self.share.client, &req, MAX_ANSWER_BYTES).await?;
+        check_status(self.share.endpoint(), &req.what, a.status, &a.body)?;
+        let v = table_version(self.share.endpoint(), &req.what, a.version.as_deref())?;
+        self.listed(v, &req.what)
+    }
+
+    /// `v`, when it is one of the versions this table lists (a server's answer names it).
+    fn listed(&self, v: u64, what: &str) -> Result<u64, SharingError> {
+        let first = self.latest.saturating_sub(MAX_LISTED_VERSIONS - 1);
+        let why = if v > self.latest {
+            format!(
+                "version {v} answered: the table changed since it was opened at version {}; open it again",
+                self.latest
+            )
+        } else if v < first {
+            format!(
+                "version {v} answered, older than the {MAX_LISTED_VERSIONS} newest versions read (MAX_LISTED_VERSIONS: {first} to {})",
+                self.latest
+            )
+        } else {
+            return Ok(v);
+        };
+        Err(SharingError::InvalidAnswer {
+            endpoint: self.share.endpoint().to_string(),
+            what: what.to_string(),
+            why,
+        })
+    }
+
     fn checkpoint_path(version: u64) -> String {
         format!("_delta_log/{version:020}.checkpoint.{CHECKPOINT_UUID}.json")
     }
@@ -934,6 +1009,15 @@ fn written_commits(
         })
         .collect();
     Ok((commits, files))
+}
+
+/// `ts_ms` in the protocol's Timestamp Format (ISO 8601 in UTC), with milliseconds.
+fn sharing_timestamp(ts_ms: i64) -> String {
+    match chrono::DateTime::from_timestamp_millis(ts_ms) {
+        Some(t) => t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        // (beyond chrono's range: the server refuses it, naming it)
+        None => ts_ms.to_string(),
+    }
 }
 
 /// `m` locked (a panic elsewhere while it was held leaves it usable: its maps are only

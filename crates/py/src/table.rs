@@ -6,8 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use deltalens_api::execute::Limits;
 use deltalens_api::request::{parse_get, parse_query};
+use deltalens_api::sql::{Bound as SqlBound, Source};
 use deltalens_api::{ApiRequest, respond};
-use deltalens_object_store::{ObjectStoreStorage, Vending};
+use deltalens_core::VersionSpec;
+use deltalens_object_store::{ObjectStoreStorage, SharedTable, Vending};
 use deltalens_storage::{CachingStorage, DynStorage};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -33,6 +35,9 @@ pub(crate) struct Table {
     limits: Limits,
     /// A Unity Catalog table's credentials, renewed while the table is open.
     _vending: Option<Arc<Vending>>,
+    /// The shared table, when the URL names one: its server says which version a
+    /// timestamp reads (its log, with the commit times, is not shared).
+    shared: Option<Arc<SharedTable>>,
 }
 
 /// Open the Delta table at `url`: a local path, `s3://bucket/path`, `az://…`,
@@ -65,13 +70,16 @@ pub(crate) fn open(
     // a shared table (<profile file>#share.schema.table) or a table location
     let opened = runtime::block_on(py, move || async move {
         match deltalens_object_store::open_shared(&location).await {
-            Some(shared) => Ok(shared.map(|t| (Arc::new(t) as DynStorage, None))),
+            Some(shared) => Ok(shared.map(|t| {
+                let t = Arc::new(t);
+                (t.clone() as DynStorage, None, Some(t))
+            })),
             None => ObjectStoreStorage::open_resolved(&location, &options)
                 .await
-                .map(|(s, v)| Ok((Arc::new(s) as DynStorage, v))),
+                .map(|(s, v)| Ok((Arc::new(s) as DynStorage, v, None))),
         }
     })?;
-    let (store, vending) = opened
+    let (store, vending, shared) = opened
         .map_err(|e| error::storage(py, &e))?
         .map_err(|e| error::error(py, e.code(), &e.to_string()))?;
     let storage = Arc::new(CachingStorage::new(store, CACHE_BYTES));
@@ -84,6 +92,7 @@ pub(crate) fn open(
             max_decoded_bytes,
         },
         _vending: vending,
+        shared,
     })
 }
 
@@ -113,9 +122,84 @@ fn at(
 }
 
 impl Table {
-    fn request(&self, py: Python<'_>, route: &str, mut params: Params) -> PyResult<ApiRequest> {
+    fn request(&self, py: Python<'_>, route: &str, params: Params) -> PyResult<ApiRequest> {
+        let mut params = self.shared_versions(py, params)?;
         params.push(("table".into(), self.url.clone()));
         parse_get(route, &params).map_err(|e| error::api(py, &e))
+    }
+
+    /// `params` with a shared table's timestamps turned into versions by its server
+    /// (`timestamp`; the `from`/`to` of changes): its log, with the commit times, is not
+    /// shared. Other tables' parameters are unchanged (the core reads their commit times).
+    fn shared_versions(&self, py: Python<'_>, params: Params) -> PyResult<Params> {
+        let Some(shared) = &self.shared else {
+            return Ok(params);
+        };
+        if params.iter().any(|(k, _)| k == "version") {
+            // both given: the request's own check refuses them
+            return Ok(params);
+        }
+        let mut out = Params::with_capacity(params.len());
+        for (k, v) in params {
+            let is_version = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+            let (name, first_after) = match k.as_str() {
+                "timestamp" => ("version", false),
+                "from" if !is_version => ("from", true),
+                "to" if !is_version => ("to", false),
+                _ => {
+                    out.push((k, v));
+                    continue;
+                }
+            };
+            let ts = deltalens_core::time_travel::parse_timestamp(&v)
+                .map_err(|e| error::option(py, &k, &e.to_string()))?;
+            let s = shared.clone();
+            let version = runtime::block_on(py, move || async move {
+                if first_after {
+                    s.first_version_at_or_after(ts).await
+                } else {
+                    s.version_at_timestamp(ts).await
+                }
+            })?
+            .map_err(|e| error::error(py, e.code(), &e.to_string()))?;
+            out.push((name.to_string(), version.to_string()));
+        }
+        Ok(out)
+    }
+
+    /// A query of a shared table with its timestamps (`TIMESTAMP AS OF`, `table_changes`
+    /// bounds) turned into versions by the server, as [`Self::shared_versions`] does.
+    fn shared_query(&self, py: Python<'_>, mut api: ApiRequest) -> PyResult<ApiRequest> {
+        let (Some(shared), ApiRequest::Rows { query, .. }) = (&self.shared, &mut api) else {
+            return Ok(api);
+        };
+        let s = shared.clone();
+        let mut source = query.source.clone();
+        let resolved = runtime::block_on(py, move || async move {
+            let at = |e: deltalens_object_store::SharingError| (e.code(), e.to_string());
+            match &mut source {
+                Source::Table { at: spec, .. } => {
+                    if let VersionSpec::Timestamp(ts) = *spec {
+                        *spec = VersionSpec::Version(s.version_at_timestamp(ts).await.map_err(at)?);
+                    }
+                }
+                Source::Changes { from, to, .. } => {
+                    if let SqlBound::Timestamp(ts) = *from {
+                        *from =
+                            SqlBound::Version(s.first_version_at_or_after(ts).await.map_err(at)?);
+                    }
+                    if let Some(SqlBound::Timestamp(ts)) = *to {
+                        *to = Some(SqlBound::Version(
+                            s.version_at_timestamp(ts).await.map_err(at)?,
+                        ));
+                    }
+                }
+            }
+            Ok(source)
+        })?
+        .map_err(|(code, message)| error::error(py, code, &message))?;
+        query.source = resolved;
+        Ok(api)
     }
 
     /// A document route's answer as Python values.
@@ -155,6 +239,7 @@ impl Table {
         push(&mut params, "limit", limit.map(|l| l.to_string()));
         push(&mut params, "format", Some("arrow".into()));
         let api = self.request(py, route, params)?;
+        let api = self.shared_query(py, api)?;
         self.rows(py, api)
     }
 

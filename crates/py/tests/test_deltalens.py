@@ -297,13 +297,24 @@ def test_a_forked_process_reads_with_its_own_runtime():
 def test_a_shared_table_reads_like_its_directory(tmp_path):
     """A Delta Sharing table, `<profile file>#share.schema.table`, opened through the test
     sharing server (tests/harness/sharing_server.py) on 127.0.0.1: its rows, at the latest
-    version and at version 0, equal its directory's (deletion vectors included); an unknown
-    table and a wrong token are DeltaLensErrors naming their code."""
+    version and at version 0, equal its directory's (deletion vectors included), and at a
+    timestamp (the server names the version: a copy of the demo table whose commits are dated
+    a day apart, shared with those times); an unknown table and a wrong token are
+    DeltaLensErrors naming their code."""
+    import shutil
     import sys
 
     dv = CORPUS / "tables" / "dk_basic-dv-with-checkpoint"
+    timed = tmp_path / "timed"
+    shutil.copytree(DEMO, timed)
+    base = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    commits = sorted((timed / "_delta_log").glob("*[0-9].json"))
+    for i, c in enumerate(commits):
+        t = (base + datetime.timedelta(days=i)).timestamp()
+        os.utime(c, (t, t))
     config = {"shares": [{"name": "s", "schemas": [{"name": "sc", "tables": [
-        {"name": "demo", "location": str(DEMO)}, {"name": "dv", "location": str(dv)}]}]}]}
+        {"name": "demo", "location": str(DEMO)}, {"name": "dv", "location": str(dv)},
+        {"name": "timed", "location": str(timed), "timestamps": "mtime"}]}]}]}
     (tmp_path / "config.json").write_text(json.dumps(config))
     port_file = tmp_path / "port"
     server = subprocess.Popen(
@@ -326,6 +337,16 @@ def test_a_shared_table_reads_like_its_directory(tmp_path):
                 want = local.scan(version=version).to_arrow().to_pylist()
                 key = lambda r: json.dumps(r, sort_keys=True, default=str)  # noqa: E731
                 assert sorted(got, key=key) == sorted(want, key=key), (name, version)
+        shared, local = deltalens.open(f"{profile}#s.sc.timed"), deltalens.open(str(timed))
+        key = lambda r: json.dumps(r, sort_keys=True, default=str)  # noqa: E731
+        for days in (1, 2.5, len(commits) - 1):
+            at = base + datetime.timedelta(days=days)
+            assert shared.info(timestamp=at)["version"] == local.info(timestamp=at)["version"] == int(days)
+            got = shared.scan(timestamp=at.isoformat()).to_arrow().to_pylist()
+            want = local.scan(timestamp=at.isoformat()).to_arrow().to_pylist()
+            assert sorted(got, key=key) == sorted(want, key=key), days
+        with pytest.raises(deltalens.DeltaLensError):
+            shared.info(timestamp=base - datetime.timedelta(days=1))
         with pytest.raises(deltalens.DeltaLensError) as e:
             deltalens.open(f"{profile}#s.sc.nope")
         assert e.value.code == "not_found" and "nope" in str(e.value)

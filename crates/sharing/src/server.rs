@@ -231,6 +231,31 @@ impl Server {
         r
     }
 
+    /// `GET …/tables/{table}/metadata?timestamp=T` in `format`: the metadata of the version
+    /// `TIMESTAMP AS OF T` reads (the newest committed at or before `T`), named by the
+    /// answer's `Delta-Table-Version` header. `timestamp` is the protocol's Timestamp Format
+    /// (ISO 8601 in UTC, `2022-01-01T00:00:00Z`, with milliseconds when they matter).
+    pub fn metadata_at_timestamp(
+        &self,
+        share: &str,
+        schema: &str,
+        table: &str,
+        timestamp: &str,
+        format: ResponseFormat,
+    ) -> Request {
+        let path = format!(
+            "{}/metadata?timestamp={}",
+            Self::table_path(share, schema, table),
+            enc(timestamp)
+        );
+        let mut r = self.request("GET", path, format!("table {share}.{schema}.{table}"));
+        r.headers.push((
+            "delta-sharing-capabilities".into(),
+            format.capabilities().into(),
+        ));
+        r
+    }
+
     /// `POST …/tables/{table}/query` in `format`.
     pub fn query(
         &self,
@@ -382,6 +407,13 @@ mod tests {
             s.query("sh", "sc", "t", &q, ResponseFormat::Parquet),
             s.changes("sh", "sc", "t", 1, Some(4), ResponseFormat::Delta),
             s.temporary_credentials("sh", "sc", "t", None),
+            s.metadata_at_timestamp(
+                "sh",
+                "sc",
+                "t",
+                "2024-01-01T00:00:00.001Z",
+                ResponseFormat::Delta,
+            ),
         ];
         for r in &reqs {
             assert!(r.url.starts_with("https://h.example/ds/shares"), "{r:?}");
@@ -415,6 +447,10 @@ mod tests {
                     && v.starts_with(
                         "responseformat=delta;readerfeatures=deletionvectors,columnmapping"
                     ))
+        );
+        assert_eq!(
+            reqs[10].url,
+            "https://h.example/ds/shares/sh/schemas/sc/tables/t/metadata?timestamp=2024-01-01T00%3A00%3A00.001Z"
         );
         // a name cannot reshape the path
         let r = s.list_tables("../x", "a/b?c", None);

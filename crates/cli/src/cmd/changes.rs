@@ -50,16 +50,12 @@ pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
 async fn range(t: &Opened, args: &Args) -> Result<(u64, Option<u64>), CliError> {
     let from = match (args.from, &args.from_timestamp) {
         (Some(v), _) => v,
-        (None, Some(ts)) => {
-            t.table
-                .first_version_at_or_after(parse_timestamp(ts)?)
-                .await?
-        }
+        (None, Some(ts)) => t.first_version_at_or_after(parse_timestamp(ts)?).await?,
         (None, None) => 0,
     };
     let to = match (args.to, &args.to_timestamp) {
         (Some(v), _) => Some(v),
-        (None, Some(ts)) => Some(t.table.version_at_timestamp(parse_timestamp(ts)?).await?),
+        (None, Some(ts)) => Some(t.version_at_timestamp(parse_timestamp(ts)?).await?),
         (None, None) => None,
     };
     Ok((from, to))

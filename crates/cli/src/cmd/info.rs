@@ -30,7 +30,7 @@ pub async fn run(args: Args) -> Result<Doc, CliError> {
     with_table(&t.location, &t.options, io, async |o| {
         info(
             &o.table,
-            args.snapshot.at.spec()?,
+            o.at(&args.snapshot.at).await?,
             t.json,
             args.no_files,
             t.quiet,

@@ -4,7 +4,9 @@
 use crate::args::parse_kv;
 use crate::error::CliError;
 use crate::output::Output;
-use crate::table::{IoReport, with_table};
+use crate::table::{IoReport, Opened, with_table};
+use deltalens_api::sql::{Bound, Query, Source};
+use deltalens_core::VersionSpec;
 use deltalens_present::Format;
 
 #[derive(clap::Args, Debug)]
@@ -37,6 +39,7 @@ pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
         watch: true,
     };
     with_table(q.source.url(), &args.options, io, async |o| {
+        let q = shared_versions(q.clone(), o).await?;
         let answer = deltalens_api::execute(&q, &o.table, None).await?;
         let mut w = out.rows(args.format, None, &answer.schema)?;
         for b in &answer.batches {
@@ -45,4 +48,29 @@ pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
         w.finish()
     })
     .await
+}
+
+/// `q` with the timestamps of a shared table's query turned into versions by its server
+/// (`TIMESTAMP AS OF`, `table_changes` bounds): its log, with the commit times, is not
+/// shared. Other tables' queries are unchanged (the core reads their commit times).
+async fn shared_versions(mut q: Query, o: &Opened) -> Result<Query, CliError> {
+    if o.shared.is_none() {
+        return Ok(q);
+    }
+    match &mut q.source {
+        Source::Table { at, .. } => {
+            if let VersionSpec::Timestamp(ts) = *at {
+                *at = VersionSpec::Version(o.version_at_timestamp(ts).await?);
+            }
+        }
+        Source::Changes { from, to, .. } => {
+            if let Bound::Timestamp(ts) = *from {
+                *from = Bound::Version(o.first_version_at_or_after(ts).await?);
+            }
+            if let Some(Bound::Timestamp(ts)) = *to {
+                *to = Some(Bound::Version(o.version_at_timestamp(ts).await?));
+            }
+        }
+    }
+    Ok(q)
 }
