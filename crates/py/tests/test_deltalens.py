@@ -345,6 +345,9 @@ def test_a_shared_table_reads_like_its_directory(tmp_path):
             got = shared.scan(timestamp=at.isoformat()).to_arrow().to_pylist()
             want = local.scan(timestamp=at.isoformat()).to_arrow().to_pylist()
             assert sorted(got, key=key) == sorted(want, key=key), days
+            sql = "SELECT COUNT(*) AS n FROM '{}' TIMESTAMP AS OF '" + at.isoformat() + "'"
+            got = shared.query(sql.format(f"{profile}#s.sc.timed")).to_arrow().to_pylist()
+            assert got == local.query(sql.format(timed)).to_arrow().to_pylist(), days
         with pytest.raises(deltalens.DeltaLensError):
             shared.info(timestamp=base - datetime.timedelta(days=1))
         with pytest.raises(deltalens.DeltaLensError) as e:
