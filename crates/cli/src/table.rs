@@ -32,9 +32,10 @@ pub struct Opened {
 }
 
 impl Opened {
-    /// The version `at` names (`--version`, `--timestamp`, or the latest).
-    pub async fn at(&self, at: &crate::args::AtArgs) -> Result<VersionSpec, CliError> {
-        match (at.spec()?, &self.shared) {
+    /// The version `spec` names (`--version`, `--timestamp`, or the latest), a shared
+    /// table's timestamp turned into a version by its server.
+    pub async fn at(&self, spec: VersionSpec) -> Result<VersionSpec, CliError> {
+        match (spec, &self.shared) {
             (VersionSpec::Timestamp(ts), Some(s)) => {
                 Ok(VersionSpec::Version(s.version_at_timestamp(ts).await?))
             }

@@ -30,7 +30,10 @@ pub struct Args {
 pub async fn run(args: Args, out: &Output) -> Result<Option<Doc>, CliError> {
     let t = &args.snapshot.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        let v = o.table.version_info(o.at(&args.snapshot.at).await?).await?;
+        let v = o
+            .table
+            .version_info(o.at(args.snapshot.at.spec()?).await?)
+            .await?;
         let offset = args.offset.unwrap_or(0);
         match args.limit {
             Some(limit) => page(&v, offset, limit, t.json).await.map(Some),

@@ -33,10 +33,9 @@ pub async fn run(args: Args) -> Result<Doc, CliError> {
         Some(n) => deltalens_core::time_travel::parse_timestamp(n)?,
         None => clock_ms(),
     };
-    // (a bad --timestamp is refused before the table is opened)
-    args.snapshot.at.spec()?;
+    let at = args.snapshot.at.spec()?;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        let at = o.at(&args.snapshot.at).await?;
+        let at = o.at(at).await?;
         if let Some(points) = args.series {
             let newest = o.table.version_info(at).await?.version;
             let history = o.table.history(Some(HISTORY_COMMITS)).await?;

@@ -30,7 +30,7 @@ pub async fn run(args: Args) -> Result<Doc, CliError> {
     with_table(&t.location, &t.options, io, async |o| {
         info(
             &o.table,
-            o.at(&args.snapshot.at).await?,
+            o.at(args.snapshot.at.spec()?).await?,
             t.json,
             args.no_files,
             t.quiet,

@@ -65,7 +65,7 @@ pub async fn run(args: Args) -> Result<Doc, CliError> {
         splits: None,
     };
     with_table(&t.location, &t.options, t.io(), async |o| {
-        let v = o.table.version_info(o.at(&args.at).await?).await?;
+        let v = o.table.version_info(o.at(args.at.spec()?).await?).await?;
         let plan = v.plan(&scan, &options).await?;
         if let Some(path) = &args.ipc {
             let bytes = deltalens_api::plan_ipc::plan_to_ipc(&plan)?;

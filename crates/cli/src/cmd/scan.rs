@@ -67,7 +67,7 @@ pub async fn run(args: Args, out: &Output) -> Result<(), CliError> {
     with_table(&t.location, &t.options, io, async |o| {
         scan(
             o,
-            o.at(&args.at).await?,
+            o.at(args.at.spec()?).await?,
             split.as_ref(),
             &args.rows,
             format,

@@ -14,7 +14,7 @@ pub use crate::args::SnapshotArgs as Args;
 pub async fn run(args: Args) -> Result<Doc, CliError> {
     let t = &args.table;
     with_table(&t.location, &t.options, t.io(), async |o| {
-        schema(&o.table, o.at(&args.at).await?, t.json).await
+        schema(&o.table, o.at(args.at.spec()?).await?, t.json).await
     })
     .await
 }
