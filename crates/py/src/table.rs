@@ -239,7 +239,6 @@ impl Table {
         push(&mut params, "limit", limit.map(|l| l.to_string()));
         push(&mut params, "format", Some("arrow".into()));
         let api = self.request(py, route, params)?;
-        let api = self.shared_query(py, api)?;
         self.rows(py, api)
     }
 
@@ -453,6 +452,7 @@ impl Table {
                 ),
             ));
         }
+        let api = self.shared_query(py, api)?;
         self.rows(py, api)
     }
 
