@@ -213,6 +213,21 @@ def at_timestamps(a, t, d, name):
                       f"(exit {shared.returncode}: {shared.stderr.strip()[:300]}; {local.stderr.strip()[:200]})")
 
 
+def sharing_server(tmp, cfg, name, *flags):
+    """The test sharing server on CONFIG `cfg` with `flags`, started and waited for (its log
+    in tmp/NAME.log): (process, endpoint)."""
+    port_file = os.path.join(tmp, f"{name}.port")
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
+         "--port-file", port_file, "--stop-after", "300", *flags],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"{name}.log"), "w"))
+    for _ in range(300):
+        if os.path.exists(port_file) and open(port_file).read().strip():
+            break
+        time.sleep(0.1)
+    return server, f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
+
+
 def run(a, tmp):
     tables = {os.path.basename(os.path.normpath(t)): os.path.abspath(t) for t in a.tables}
     tables["feed_later"] = feed_turned_on_later(tmp)
@@ -232,19 +247,10 @@ def run(a, tmp):
     cfg = os.path.join(tmp, "config.json")
     with open(cfg, "w") as f:
         json.dump(config, f)
-    port_file = os.path.join(tmp, "port")
-    server = subprocess.Popen(
-        [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
-         "--port-file", port_file, "--stop-after", "300"],
-        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "server.log"), "w"))
+    server, endpoint = sharing_server(tmp, cfg, "server")
     token_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TokenEndpoint)
     threading.Thread(target=token_server.serve_forever, daemon=True).start()
     try:
-        for _ in range(300):
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                break
-            time.sleep(0.1)
-        endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
         checks_on(a, tmp, endpoint, token_server.server_address[1], tables)
         time_travel(a, os.path.join(tmp, "config.share"), timed)
     finally:
@@ -260,17 +266,8 @@ def expired_urls(a, tmp, tables):
     with open(cfg, "w") as f:
         json.dump({"shares": [{"name": "s", "schemas": [{"name": "sc", "tables": [
             {"name": n.replace("-", "_"), "location": p} for n, p in tables.items()]}]}]}, f)
-    port_file = os.path.join(tmp, "expiring.port")
-    server = subprocess.Popen(
-        [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
-         "--port-file", port_file, "--stop-after", "300", "--expire-first-queries", "1"],
-        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "expiring.log"), "w"))
+    server, endpoint = sharing_server(tmp, cfg, "expiring", "--expire-first-queries", "1")
     try:
-        for _ in range(300):
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                break
-            time.sleep(0.1)
-        endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
         p = profile(tmp, "expiring.share", shareCredentialsVersion=1, endpoint=endpoint, bearerToken=TOKEN)
         for n, d in tables.items():
             got = cli(a, "scan", f"{p}#s.sc.{n.replace('-', '_')}", "--format", "jsonl")
@@ -331,18 +328,9 @@ def store_urls(a, tmp, tables):
                 ("azurite, the first answers' URLs expired", f"azure=http://127.0.0.1:{az_port}", 1, True),
                 ("azurite, every answer's URLs expired", f"azure=http://127.0.0.1:{az_port}", 1000, False)]
         for i, (what, store, expire, readable) in enumerate(runs):
-            port_file = os.path.join(tmp, f"stores{i}.port")
-            server = subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "sharing_server.py"), "--config", cfg, "--token", TOKEN,
-                 "--port-file", port_file, "--stop-after", "300", "--presign-store", store,
-                 "--expire-first-queries", str(expire)],
-                stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, f"stores{i}.log"), "w"))
+            server, endpoint = sharing_server(tmp, cfg, f"stores{i}", "--presign-store", store,
+                                              "--expire-first-queries", str(expire))
             try:
-                for _ in range(300):
-                    if os.path.exists(port_file) and open(port_file).read().strip():
-                        break
-                    time.sleep(0.1)
-                endpoint = f"http://127.0.0.1:{open(port_file).read().strip()}/delta-sharing"
                 p = profile(tmp, f"stores{i}.share", shareCredentialsVersion=1, endpoint=endpoint,
                             bearerToken=TOKEN)
                 for n, d in tables.items():
