@@ -482,10 +482,7 @@ impl SharedTable {
             &sharing_timestamp(ts_ms),
             ResponseFormat::Delta,
         );
-        let a = send(&self.share.client, &req, MAX_ANSWER_BYTES).await?;
-        check_status(self.share.endpoint(), &req.what, a.status, &a.body)?;
-        let v = table_version(self.share.endpoint(), &req.what, a.version.as_deref())?;
-        let v = self.listed(v, &req.what)?;
+        let v = self.answered_version(&req).await?;
         match self
             .first_version_at_or_after(ts_ms.saturating_add(1))
             .await
@@ -513,7 +510,13 @@ impl SharedTable {
             self.share
                 .server
                 .table_version(share, schema, table, Some(&sharing_timestamp(ts_ms)));
-        let a = send(&self.share.client, &req, MAX_ANSWER_BYTES).await?;
+        self.answered_version(&req).await
+    }
+
+    /// The version `req`'s answer names in its `Delta-Table-Version` header, when it is one
+    /// of those this table lists.
+    async fn answered_version(&self, req: &Request) -> Result<u64, SharingError> {
+        let a = send(&self.share.client, req, MAX_ANSWER_BYTES).await?;
         check_status(self.share.endpoint(), &req.what, a.status, &a.body)?;
         let v = table_version(self.share.endpoint(), &req.what, a.version.as_deref())?;
         self.listed(v, &req.what)
