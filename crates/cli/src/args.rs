@@ -17,7 +17,8 @@ pub struct TableArgs {
     /// DATABRICKS_HOST/DATABRICKS_TOKEN).
     #[arg(value_name = "TABLE")]
     pub location: String,
-    /// Print exactly one JSON document to stdout.
+    /// Print JSON to stdout: one document (rows of `scan` and `changes`, and what
+    /// `--follow` prints, one JSON object per line).
     #[arg(long)]
     pub json: bool,
     /// Store option KEY=VALUE (e.g. aws_endpoint=http://127.0.0.1:9000, azure_storage_sas_key=...).

@@ -88,6 +88,13 @@ pub enum CliError {
     #[error("{0}")]
     Sql(#[source] Box<deltalens_datafusion::datafusion::error::DataFusionError>),
 
+    /// `changes --follow`: a new commit changes the table's columns, which the rows
+    /// written so far cannot take.
+    #[error(
+        "version {version} changes the table's columns: following stops before it (the rows of the versions before it are written); run `deltalens changes --from {version}` to read on with the new columns"
+    )]
+    ColumnsChanged { version: u64 },
+
     /// The async runtime could not be started.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] io::Error),
@@ -109,6 +116,7 @@ impl CliError {
             CliError::Query(q) => q.code(),
             CliError::Argument { .. } | CliError::SplitFile { .. } => "invalid_argument".into(),
             CliError::NotATable { .. } => "not_a_table".into(),
+            CliError::ColumnsChanged { .. } => "columns_changed".into(),
             CliError::Sharing(e) => e.code().into(),
             CliError::Present(P::Io(_)) | CliError::CreateOutput { .. } => "output_failed".into(),
             #[cfg(feature = "sql")]

@@ -9,6 +9,7 @@ mod args;
 mod browser;
 mod cmd;
 mod error;
+mod follow;
 mod output;
 mod progress;
 mod source;
@@ -57,9 +58,10 @@ enum Command {
         after_help = "Examples:\n  deltalens schema ./events\n  deltalens schema s3://bucket/sales --version 3 --json"
     )]
     Schema(cmd::schema::Args),
-    /// Commit history, newest first (Trino's $history).
+    /// Commit history, newest first (Trino's $history); with --follow, oldest first and
+    /// on as new commits land.
     #[command(
-        after_help = "Examples:\n  deltalens history ./events --limit 20\n  deltalens history s3://bucket/sales --json"
+        after_help = "Examples:\n  deltalens history ./events --limit 20\n  deltalens history s3://bucket/sales --json\n  deltalens history s3://bucket/sales --follow --interval 30s"
     )]
     History(cmd::history::Args),
     /// The active data files with partition values, statistics and deletion vectors.
@@ -115,9 +117,10 @@ enum Command {
         after_help = "Examples:\n  deltalens serve\n  deltalens serve ./events ./orders --port 8080\n  deltalens serve s3://bucket/sales"
     )]
     Serve(cmd::serve::Args),
-    /// Change data feed between two versions, inclusive (table_changes).
+    /// Change data feed between two versions, inclusive (table_changes); with --follow,
+    /// on as new commits land.
     #[command(
-        after_help = "Examples:\n  deltalens changes ./events --from 3 --to 5\n  deltalens changes s3://bucket/sales --from-timestamp 2024-05-01 --json"
+        after_help = "Examples:\n  deltalens changes ./events --from 3 --to 5\n  deltalens changes s3://bucket/sales --from-timestamp 2024-05-01 --json\n  deltalens changes s3://bucket/sales --from 120 --follow --json"
     )]
     Changes(cmd::changes::Args),
     /// What a Unity Catalog holds: catalogs, a catalog's schemas, a schema's tables.
@@ -158,7 +161,7 @@ async fn dispatch(command: Command, out: &Output) -> Result<Option<Doc>, CliErro
         Command::Info(a) => cmd::info::run(a).await?,
         Command::Health(a) => cmd::health::run(a).await?,
         Command::Schema(a) => cmd::schema::run(a).await?,
-        Command::History(a) => cmd::history::run(a).await?,
+        Command::History(a) => return cmd::history::run(a, out).await,
         Command::Files(a) => return cmd::files::run(a, out).await,
         Command::Query(a) => return cmd::query::run(a, out).await.map(|()| None),
         #[cfg(feature = "sql")]

@@ -20,6 +20,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -112,8 +113,10 @@ impl Output {
             }
             None => self.stdout(self.escape_for(format)),
         };
+        let sink = Arc::new(Mutex::new(sink));
         Ok(Rows {
-            writer: RowWriter::new(format, sink, schema)?,
+            writer: RowWriter::new(format, Shared(sink.clone()), schema)?,
+            sink,
         })
     }
 
@@ -147,6 +150,12 @@ impl Output {
         s.sink.finish()
     }
 
+    /// Whether stdout is a pipe whose reader has gone (`deltalens history T --follow |
+    /// head -3`: the command ends once `head` does, not at its next write).
+    pub fn stdout_reader_gone(&self) -> bool {
+        stdout_closed()
+    }
+
     /// An error as stderr shows it: `error: …` (escaped), or with `json` one JSON object
     /// `{"error": {"code", "message"}}`, exact through a pipe, `\uXXXX`-escaped on a
     /// terminal.
@@ -163,6 +172,27 @@ impl Output {
             format!("error: {}", terminal_safe(&e.to_string(), true))
         }
     }
+}
+
+#[cfg(unix)]
+fn stdout_closed() -> bool {
+    use std::os::fd::AsRawFd;
+    // POLLOUT asked for (some systems report nothing on a descriptor asked for no
+    // event); only an error or a hang-up counts: a full pipe is not a closed one
+    let mut fd = libc::pollfd {
+        fd: std::io::stdout().as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call; a timeout of 0 never blocks.
+    #[allow(unsafe_code)]
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
+
+#[cfg(not(unix))]
+fn stdout_closed() -> bool {
+    false
 }
 
 enum Inner {
@@ -205,7 +235,10 @@ impl Write for Sink {
 
 /// Rows on their way out: `write` each batch, then `finish`.
 pub struct Rows {
-    writer: RowWriter<Sink>,
+    writer: RowWriter<Shared>,
+    /// The destination the writer writes into, held here too so that what the writer has
+    /// written can be flushed before the document ends (`changes --follow`).
+    sink: Arc<Mutex<Sink>>,
 }
 
 impl Rows {
@@ -214,12 +247,50 @@ impl Rows {
         self.writer.write(batch)
     }
 
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.writer.rows()
+    }
+
+    /// Send on what the format has written so far (rows a following command printed
+    /// reach the reader now, not when the document ends; a Parquet file's row groups
+    /// are written when it ends).
+    pub fn flush(&mut self) -> Result<(), CliError> {
+        Shared(self.sink.clone())
+            .flush()
+            .map_err(|e| CliError::Present(PresentError::Io(e)))
+    }
+
     /// End the document and flush it.
     pub fn finish(self) -> Result<(), CliError> {
-        self.writer
-            .finish()?
-            .finish()
-            .map_err(|e| CliError::Present(PresentError::Io(e)))
+        let io = |e| CliError::Present(PresentError::Io(e));
+        drop(self.writer.finish()?);
+        match Arc::try_unwrap(self.sink) {
+            Ok(sink) => sink
+                .into_inner()
+                .map_err(|_| io(poisoned()))?
+                .finish()
+                .map_err(io),
+            // (the writer was the only other holder, and it is gone)
+            Err(sink) => Shared(sink).flush().map_err(io),
+        }
+    }
+}
+
+/// A [`Sink`] shared by a [`RowWriter`] and the [`Rows`] that flushes it.
+struct Shared(Arc<Mutex<Sink>>);
+
+fn poisoned() -> std::io::Error {
+    std::io::Error::other("the output failed in another thread")
+}
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().map_err(|_| poisoned())?.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().map_err(|_| poisoned())?.flush()
     }
 }
 
@@ -233,6 +304,13 @@ impl Stream {
     pub fn write(&mut self, s: &str) -> Result<(), CliError> {
         self.sink
             .write_all(s.as_bytes())
+            .map_err(|e| CliError::Present(PresentError::Io(e)))
+    }
+
+    /// Send on what was written so far.
+    pub fn flush(&mut self) -> Result<(), CliError> {
+        self.sink
+            .flush()
             .map_err(|e| CliError::Present(PresentError::Io(e)))
     }
 
@@ -270,6 +348,7 @@ mod tests {
             ("main", include_str!("main.rs")),
             ("args", include_str!("args.rs")),
             ("table", include_str!("table.rs")),
+            ("follow", include_str!("follow.rs")),
         ];
         for (name, src) in sources {
             for bypass in [
