@@ -207,6 +207,13 @@ impl Following {
     }
 }
 
+/// Change rows in JSON output so far (each is an object with a `_change_type`).
+fn change_rows(b: &[u8]) -> usize {
+    String::from_utf8_lossy(b)
+        .matches("\"_change_type\"")
+        .count()
+}
+
 fn json_lines(lines: &[String]) -> Vec<Value> {
     lines
         .iter()
@@ -416,12 +423,7 @@ fn ctrl_c_ends_a_json_array_whole() {
         "json",
     ]);
     // every row written (each is an object with a _change_type), then Ctrl-C
-    let rows = |b: &[u8]| {
-        String::from_utf8_lossy(b)
-            .matches("\"_change_type\"")
-            .count()
-    };
-    f.until("every row", |b| rows(b) == want);
+    f.until("every row", |b| change_rows(b) == want);
     let (code, rest, err) = f.interrupt();
     assert_eq!(code, Some(0), "{err}");
     let doc: Value = serde_json::from_str(&rest).expect("one JSON array");
@@ -550,12 +552,7 @@ fn a_commit_that_changes_the_columns_ends_following_with_its_version() {
         "--format",
         "json",
     ]);
-    let rows = |b: &[u8]| {
-        String::from_utf8_lossy(b)
-            .matches("\"_change_type\"")
-            .count()
-    };
-    f.until("the rows of 3 and 4", |b| rows(b) == first.len());
+    f.until("the rows of 3 and 4", |b| change_rows(b) == first.len());
     land("demo", &dir, 5);
     let (code, rest, err) = f.wait();
     assert_eq!(code, Some(1), "{err}");

@@ -282,7 +282,7 @@ impl Feed<'_> {
         let result = c
             .execute(&mut |b| {
                 // under the columns written so far (`fits`: only their metadata differ)
-                let b = match RecordBatch::try_new(columns.clone(), b.columns().to_vec()) {
+                let b = match relabel(b, columns) {
                     Ok(b) => b,
                     Err(source) => {
                         write_err = Some(CliError::Present(PresentError::Encode {
@@ -352,4 +352,13 @@ impl Feed<'_> {
             .rows(self.format, self.rows.output.as_deref(), &schema)?
             .finish()
     }
+}
+
+/// `b` under `columns` (the same names and types: only field metadata or nullability
+/// differ), untouched when its schema is `columns` already.
+fn relabel(b: RecordBatch, columns: &SchemaRef) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    if b.schema_ref() == columns {
+        return Ok(b);
+    }
+    RecordBatch::try_new(columns.clone(), b.columns().to_vec())
 }
