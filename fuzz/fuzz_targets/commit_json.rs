@@ -16,7 +16,7 @@ const PATH: &str = "_delta_log/00000000000000000000.json";
 fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(v: &T) {
     let json = serde_json::to_string(v).expect("an action serialises");
     let back: T =
-        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{json} does not read back: {e}"));
+        deltalens_json::from_str(&json).unwrap_or_else(|e| panic!("{json} does not read back: {e}"));
     assert_eq!(&back, v, "round trip through {json}");
 }
 

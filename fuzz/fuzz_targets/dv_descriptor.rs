@@ -29,7 +29,7 @@ fn empty_vector_file() -> Vec<u8> {
 }
 
 deltalens_fuzz::target!(|data| {
-    let Ok(dv) = serde_json::from_slice::<DeletionVectorDescriptor>(data) else {
+    let Ok(dv) = deltalens_json::from_slice::<DeletionVectorDescriptor>(data) else {
         return;
     };
     let _ = dv.unique_id();

@@ -81,7 +81,7 @@ fn check_top_level(stats: &str) {
     if stats.contains('\\') || stats.matches("\"numRecords\"").count() != 1 {
         return;
     }
-    let Ok(serde_json::Value::Object(doc)) = serde_json::from_str::<serde_json::Value>(stats)
+    let Ok(serde_json::Value::Object(doc)) = deltalens_json::from_str::<serde_json::Value>(stats)
     else {
         return;
     };

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 fn read_json(p: &Path) -> Value {
     let s = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&s).unwrap()
+    deltalens_json::from_str(&s).unwrap()
 }
 
 fn fields_of(s: &deltalens_core::Snapshot) -> Vec<(String, String, bool)> {

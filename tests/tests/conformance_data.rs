@@ -20,7 +20,7 @@ fn first_difference(got: &str, want: &str) -> String {
 }
 
 fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    deltalens_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 async fn scan_lines(table: &Table, v: u64) -> Result<Vec<String>, deltalens_core::Error> {

@@ -55,7 +55,7 @@ async fn sql(ctx: &SessionContext, q: &str) -> Result<Vec<RecordBatch>, String> 
 }
 
 fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    deltalens_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 fn corpus_tables() -> Vec<(String, PathBuf)> {
@@ -633,7 +633,7 @@ fn plans_shipped_through_the_codec_give_the_same_answers_without_credentials() {
     DeltaCodec
         .try_encode(scan, &mut buf, &DefaultPhysicalProtoConverter {})
         .unwrap();
-    let good: Value = serde_json::from_slice(&buf).unwrap();
+    let good: Value = deltalens_json::from_slice(&buf).unwrap();
     let tampered = |f: &dyn Fn(&mut Value)| {
         let mut v = good.clone();
         f(&mut v);

@@ -36,7 +36,7 @@ fn plan(dir: &Path, target_bytes: u64) -> ScanPlan {
 /// One split answered over the "wire": JSON in, IPC out.
 async fn answer(dir: &Path, sql: &str, split: &Split, limits: Limits) -> Result<Partial, ApiError> {
     let body = serde_json::to_vec(split).unwrap();
-    let split: Split = serde_json::from_slice(&body).unwrap();
+    let split: Split = deltalens_json::from_slice(&body).unwrap();
     let q = parse_sql(sql)?;
     let p = execute_partial(&q, &split, &open_local(dir), limits).await?;
     Partial::from_ipc(&p.to_ipc()?, 1_000_000)

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 fn expected(name: &str) -> Value {
     let p = fixtures_dir().join("expected").join(format!("{name}.json"));
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    deltalens_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
 }
 
 #[test]

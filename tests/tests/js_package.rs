@@ -66,7 +66,7 @@ fn native(table: &Table, path: &str, route: &str, params: &[(&str, &str)]) -> Va
     let a = runtime()
         .block_on(deltalens_api::respond(api, table, limits, 0))
         .unwrap();
-    without_location(serde_json::from_slice(&a.body).unwrap())
+    without_location(deltalens_json::from_slice(&a.body).unwrap())
 }
 
 /// The location names the table as each reader was given it (a URL, a path).
@@ -78,7 +78,7 @@ fn without_location(mut v: Value) -> Value {
 }
 
 fn read_json(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    deltalens_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
 
 /// Numbers as JavaScript holds them: every number a double (`10.000` and `10` alike), but
@@ -106,7 +106,7 @@ fn as_js(v: Value) -> Value {
             if o.len() == 1
                 && let Some(Value::String(digits)) = o.get("bigint")
             {
-                return serde_json::from_str(digits).unwrap();
+                return deltalens_json::from_str(digits).unwrap();
             }
             Value::Object(o.into_iter().map(|(k, v)| (k, as_js(v))).collect())
         }

@@ -108,7 +108,7 @@ fn lazy_reads_equal_the_snapshot_on_every_version() {
         .collect();
     match conformance_dir() {
         Some(dir) => {
-            let listed: serde_json::Value = serde_json::from_slice(
+            let listed: serde_json::Value = deltalens_json::from_slice(
                 &std::fs::read(dir.join("tables.json")).expect("tables.json"),
             )
             .expect("tables.json is JSON");

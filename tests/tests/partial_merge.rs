@@ -153,7 +153,7 @@ fn tables() -> Vec<(String, std::path::PathBuf)> {
     ];
     if let Some(dir) = conformance_dir() {
         let list: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("tables.json")).unwrap())
+            deltalens_json::from_str(&std::fs::read_to_string(dir.join("tables.json")).unwrap())
                 .unwrap();
         for t in list.as_array().unwrap() {
             if !t["expect_error"].as_bool().unwrap_or(false) {

@@ -78,7 +78,7 @@ fn tables() -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(dir) = conformance_dir() {
         let tables: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("tables.json")).unwrap())
+            deltalens_json::from_str(&std::fs::read_to_string(dir.join("tables.json")).unwrap())
                 .unwrap();
         for t in tables.as_array().unwrap() {
             if !t["expect_error"].as_bool().unwrap_or(false) {

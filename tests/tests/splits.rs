@@ -15,7 +15,7 @@ use deltalens_tests::{conformance_dir, fixtures_dir, open_local, runtime};
 use serde_json::Value;
 
 fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    deltalens_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// The rows of every split of `plan`, each split round-tripped through JSON and run
@@ -25,7 +25,7 @@ fn rows_of_splits(dir: &Path, plan: &ScanPlan, options: &ScanOptions) -> Vec<Str
     let mut lines = Vec::new();
     for split in &plan.splits {
         let text = serde_json::to_string(split).unwrap();
-        let split: Split = serde_json::from_str(&text).unwrap();
+        let split: Split = deltalens_json::from_str(&text).unwrap();
         let fresh = open_local(dir);
         let fields = split
             .snapshot(fresh.clone())

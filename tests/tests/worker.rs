@@ -136,7 +136,7 @@ impl Resp {
         String::from_utf8_lossy(&self.body).to_string()
     }
     fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
+        deltalens_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
     fn error_code(&self) -> String {
@@ -334,7 +334,7 @@ fn comparable(body: &[u8], json: bool) -> Vec<u8> {
     if !json {
         return body.to_vec();
     }
-    let mut v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let mut v: Value = deltalens_json::from_slice(body).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
         o.remove("location");
     }
@@ -466,7 +466,7 @@ fn first_and_repeated_opens_count_their_subrequests(e: &Env, corpus: &Path) {
 fn corpus_reads_equal_the_corpus(e: &Env, corpus: &Path) {
     let mut agree = 0;
     for name in CORPUS_TABLES {
-        let versions: Value = serde_json::from_slice(
+        let versions: Value = deltalens_json::from_slice(
             &std::fs::read(corpus.join(format!("expected/{name}/versions.json"))).unwrap(),
         )
         .unwrap();
@@ -1125,7 +1125,7 @@ fn every_built_codec_decodes(e: &Env) {
     let seen: std::collections::BTreeSet<String> = want
         .lines()
         .map(|line| {
-            let row: Value = serde_json::from_str(line).unwrap();
+            let row: Value = deltalens_json::from_str(line).unwrap();
             row["codec"].as_str().unwrap().to_string()
         })
         .collect();

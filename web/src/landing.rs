@@ -44,7 +44,7 @@ pub fn parse(text: &str) -> Option<ServerTables> {
     if text.len() > MAX_ANSWER {
         return None;
     }
-    let mut t: ServerTables = serde_json::from_str(text).ok()?;
+    let mut t: ServerTables = deltalens_json::from_str(text).ok()?;
     t.tables.truncate(200);
     t.served.truncate(200);
     Some(t)

@@ -83,7 +83,7 @@ const RECENT_KEY: &str = "deltalens.recent";
 /// Recently opened table URLs, newest first (never credentials).
 pub fn recent() -> Vec<String> {
     crate::device::get(RECENT_KEY)
-        .and_then(|v| serde_json::from_str(&v).ok())
+        .and_then(|v| deltalens_json::from_str(&v).ok())
         .unwrap_or_default()
 }
 

@@ -151,7 +151,7 @@ impl<'a> Tree<'a> {
                 spent,
             );
         }
-        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        let v: serde_json::Value = deltalens_json::from_slice(&bytes).unwrap_or_default();
         let text = |k: &str| v["error"][k].as_str().map(str::to_string);
         let e = ApiError::Remote {
             status,

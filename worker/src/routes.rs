@@ -327,7 +327,7 @@ fn json_response(v: &Value) -> Result<Response, ErrorResponse> {
 fn sql_of(body: &str) -> Option<String> {
     let t = body.trim_start();
     if t.starts_with('{') {
-        let v: Value = serde_json::from_str(t).ok()?;
+        let v: Value = deltalens_json::from_str(t).ok()?;
         return v.get("sql")?.as_str().map(str::to_string);
     }
     Some(body.to_string())

@@ -1047,7 +1047,7 @@ mod tests {
                 .collect();
             let api = crate::request::parse_get("/v1/files", &params).unwrap();
             let r = block_on(crate::respond(api, &demo(), Limits::default(), 0)).unwrap();
-            let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+            let v: serde_json::Value = deltalens_json::from_slice(&r.body).unwrap();
             v.as_array().unwrap().clone()
         };
         let all = get(&[("table", "memory://demo")]);

@@ -156,7 +156,7 @@ pub fn plan_from_ipc(bytes: &[u8], max_files: usize) -> Result<ScanPlan> {
         .metadata()
         .get(PLAN_KEY)
         .ok_or_else(|| bad(format!("no {PLAN_KEY} in the stream's schema")))
-        .and_then(|t| serde_json::from_str(t).map_err(|e| bad(e.to_string())))?;
+        .and_then(|t| deltalens_json::from_str(t).map_err(|e| bad(e.to_string())))?;
     if head.splits > max_files.max(1) {
         return Err(bad(format!(
             "{} splits for at most {max_files} files",
@@ -210,7 +210,8 @@ pub fn plan_from_ipc(bytes: &[u8], max_files: usize) -> Result<ScanPlan> {
                     head.splits
                 ))
             })?;
-            let file: Add = serde_json::from_str(add.value(r)).map_err(|e| bad(e.to_string()))?;
+            let file: Add =
+                deltalens_json::from_str(add.value(r)).map_err(|e| bad(e.to_string()))?;
             split.bytes = sb.value(r);
             split.estimated_rows = se.is_valid(r).then(|| se.value(r));
             split.files.push(file);

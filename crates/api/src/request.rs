@@ -398,7 +398,7 @@ pub fn parse_partial(body: &[u8]) -> Result<ApiRequest> {
         scan: Option<Vec<(String, String)>>,
         split: deltalens_core::Split,
     }
-    let b: Body = serde_json::from_slice(body).map_err(|e| {
+    let b: Body = deltalens_json::from_slice(body).map_err(|e| {
         ApiError::param(
             "body",
             format!("not a split request ({e}): send {{\"sql\": …, \"split\": …}} or {{\"scan\": [[name, value], …], \"split\": …}}"),
@@ -446,7 +446,7 @@ pub fn parse_query(body: &str, params: &[(String, String)]) -> Result<ApiRequest
     let mut format = p.format()?;
     let trimmed = body.trim_start();
     let sql = if trimmed.starts_with('{') {
-        let v: serde_json::Value = serde_json::from_str(trimmed)
+        let v: serde_json::Value = deltalens_json::from_str(trimmed)
             .map_err(|e| ApiError::param("body", format!("not valid JSON: {e}")))?;
         if let Some(f) = v.get("format").and_then(|f| f.as_str()) {
             format = parse_format(f)?;

@@ -134,7 +134,7 @@ mod tests {
         assert!(!format!("{r:?}").contains("secret"));
         let r = config().read_credentials("id-1", "main.sales.orders");
         assert_eq!(r.method, "POST");
-        let body: serde_json::Value = serde_json::from_str(r.body.as_deref().unwrap()).unwrap();
+        let body: serde_json::Value = deltalens_json::from_str(r.body.as_deref().unwrap()).unwrap();
         assert_eq!(body["operation"], "READ");
         assert_eq!(body["table_id"], "id-1");
         let l = config().list(&["main".into(), "sales".into()], Some("t&x"));

@@ -51,7 +51,7 @@ pub(crate) fn answer_error(
     status: u16,
     body: &[u8],
 ) -> CatalogError {
-    let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let v: serde_json::Value = deltalens_json::from_slice(body).unwrap_or_default();
     let code = v.get("error_code").and_then(|c| c.as_str()).unwrap_or("");
     let message = v
         .get("message")
@@ -115,7 +115,7 @@ pub(crate) fn json_answer(
     if body.len() > MAX_ANSWER_BYTES {
         return Err(invalid_answer(config, req, "longer than 4 MiB"));
     }
-    serde_json::from_slice(body)
+    deltalens_json::from_slice(body)
         .map_err(|e| invalid_answer(config, req, &format!("not JSON ({e})")))
 }
 

@@ -389,7 +389,7 @@ mod tests {
         };
         for out in [Output::new(false, true), Output::new(false, false)] {
             let text = out.error_text(&e, true);
-            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let v: serde_json::Value = deltalens_json::from_str(&text).unwrap();
             assert!(v["error"]["message"].as_str().unwrap().contains("\u{202e}"));
             // serde_json escapes C0 itself; the bidi override only a terminal's JSON
             assert_eq!(out.stderr_tty, !text.contains('\u{202e}'), "{text}");

@@ -29,7 +29,7 @@ fn json(args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     // exactly one JSON document on stdout
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
+    deltalens_json::from_slice(&out.stdout).expect("one JSON document")
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn errors_exit_by_class_on_stderr() {
     assert_eq!(out.status.code(), Some(3));
     assert!(out.stdout.is_empty());
     // under --json, one JSON object: the worker's shape
-    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    let err: Value = deltalens_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["code"], "version_not_found");
     assert!(
         err["error"]["message"]
@@ -235,7 +235,7 @@ fn usage_errors_exit_2() {
 fn io_stats_go_to_stderr() {
     let out = run(&["info", &fixture("checkpointed"), "--json", "--io-stats"]);
     assert!(out.status.success());
-    serde_json::from_slice::<Value>(&out.stdout).unwrap();
+    deltalens_json::from_slice::<Value>(&out.stdout).unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.starts_with("io: "), "{err}");
     // _last_checkpoint, one list, the checkpoint and the three commits after it
@@ -325,7 +325,7 @@ print(json.dumps(out))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v: Value = deltalens_json::from_slice(&o.stdout).unwrap();
     let m = v.as_object().unwrap();
     assert_eq!(m.len(), 15);
     // 7 rows: ids 0,1,2,10,12,20,21
@@ -379,7 +379,7 @@ fn changes_and_diff() {
     let rows: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| deltalens_json::from_str(l).unwrap())
         .collect();
     let kinds: Vec<&str> = rows
         .iter()
@@ -677,13 +677,13 @@ fn json_rows_are_json_lines() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(!text.is_empty(), "{args:?}");
         for line in text.lines() {
-            let row: Value = serde_json::from_str(line).unwrap();
+            let row: Value = deltalens_json::from_str(line).unwrap();
             assert!(row.is_object(), "{args:?}: {line}");
         }
     }
     let out = run(&["scan", &t, "--json", "--format", "csv"]);
     assert_eq!(out.status.code(), Some(2));
-    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    let err: Value = deltalens_json::from_slice(&out.stderr).unwrap();
     assert_eq!(err["error"]["code"], "invalid_argument");
     let out = run(&["scan", "/no/such/table", "--json", "--format", "csv"]);
     assert_eq!(
@@ -864,6 +864,6 @@ fn json_lines(o: &Output) -> Vec<Value> {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| deltalens_json::from_str(l).unwrap())
         .collect()
 }

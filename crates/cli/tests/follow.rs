@@ -54,7 +54,7 @@ fn copy_upto(name: &str, upto: u64) -> PathBuf {
 /// The version the fixture's `_last_checkpoint` names.
 fn hint_version(name: &str) -> Option<u64> {
     let text = std::fs::read_to_string(fixture(name).join("_delta_log/_last_checkpoint")).ok()?;
-    serde_json::from_str::<Value>(&text).ok()?["version"].as_u64()
+    deltalens_json::from_str::<Value>(&text).ok()?["version"].as_u64()
 }
 
 /// The version a log file name starts with.
@@ -217,7 +217,7 @@ fn change_rows(b: &[u8]) -> usize {
 fn json_lines(lines: &[String]) -> Vec<Value> {
     lines
         .iter()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .map(|l| deltalens_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
 
@@ -225,7 +225,7 @@ fn json_lines(lines: &[String]) -> Vec<Value> {
 fn history_of(name: &str) -> Vec<Value> {
     let out = run(&["history", fixture(name).to_str().unwrap(), "--json"]);
     assert!(out.status.success());
-    let mut h: Vec<Value> = serde_json::from_slice::<Value>(&out.stdout)
+    let mut h: Vec<Value> = deltalens_json::from_slice::<Value>(&out.stdout)
         .unwrap()
         .as_array()
         .unwrap()
@@ -426,7 +426,7 @@ fn ctrl_c_ends_a_json_array_whole() {
     f.until("every row", |b| change_rows(b) == want);
     let (code, rest, err) = f.interrupt();
     assert_eq!(code, Some(0), "{err}");
-    let doc: Value = serde_json::from_str(&rest).expect("one JSON array");
+    let doc: Value = deltalens_json::from_str(&rest).expect("one JSON array");
     assert_eq!(doc.as_array().unwrap().len(), want);
 }
 
@@ -526,7 +526,7 @@ fn changes_follow_waits_for_a_version_to_come_and_ends_at_the_limit() {
     assert_eq!(code, Some(0), "{err}");
     let rows: Vec<&str> = rest.lines().collect();
     assert_eq!(rows.len(), 1, "{rest:?}");
-    let row: Value = serde_json::from_str(rows[0]).unwrap();
+    let row: Value = deltalens_json::from_str(rows[0]).unwrap();
     assert_eq!(row["_commit_version"], 2, "{row}");
 }
 
@@ -536,7 +536,7 @@ fn a_commit_that_changes_the_columns_ends_following_with_its_version() {
     let first: Vec<Value> =
         one_shot_changes("demo", &["--from", "3", "--to", "4", "--format", "jsonl"])
             .iter()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| deltalens_json::from_str(l).unwrap())
             .collect();
     assert!(!first.is_empty());
     let dir = copy_upto("demo", 4);
@@ -562,7 +562,7 @@ fn a_commit_that_changes_the_columns_ends_following_with_its_version() {
         "{err}"
     );
     // the document of the rows before it is whole
-    let doc: Value = serde_json::from_str(&rest).expect("one JSON array");
+    let doc: Value = deltalens_json::from_str(&rest).expect("one JSON array");
     let mut got: Vec<String> = doc
         .as_array()
         .unwrap()

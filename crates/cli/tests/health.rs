@@ -38,7 +38,7 @@ fn health_json(table: &str, extra: &[&str]) -> Value {
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
+    deltalens_json::from_slice(&out.stdout).expect("one JSON document")
 }
 
 const FINDINGS: [&str; 7] = [
@@ -197,7 +197,7 @@ fn the_api_route_answers_the_cli_document() {
         // the server's clock (0 here) is not used when `now` is given
         let answer = answer_of(api, &path);
         assert_eq!(answer.content_type, "application/json");
-        let api: Value = serde_json::from_slice(&answer.body).unwrap();
+        let api: Value = deltalens_json::from_slice(&answer.body).unwrap();
         assert_eq!(api, cli, "{name}");
         assert_eq!(answer.version, cli["version"].as_u64().unwrap());
         // `&series=4`: the document of `health --series 4 --json`
@@ -206,7 +206,7 @@ fn the_api_route_answers_the_cli_document() {
         with_series.push(("series".into(), "4".into()));
         let api = deltalens_api::request::parse_get("/v1/health", &with_series).unwrap();
         let answer = answer_of(api, &path);
-        let api: Value = serde_json::from_slice(&answer.body).unwrap();
+        let api: Value = deltalens_json::from_slice(&answer.body).unwrap();
         assert!(!cli["points"].as_array().unwrap().is_empty(), "{name}");
         assert_eq!(api, cli, "{name} series");
     }
@@ -269,7 +269,7 @@ fn health_figures_match_deltalake() {
             "{t}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let want: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let want: Value = deltalens_json::from_slice(&o.stdout).unwrap();
         // `now` three days after the newest tombstone: the week's window holds them all
         let h = health_json(t, &["--now", want["now"].as_str().unwrap()]);
         let eq = |got: &Value, key: &str| assert_eq!(got, &want[key], "{t}: {key}");
@@ -354,7 +354,7 @@ fn health_series_matches_deltalake_at_each_version() {
     cmd.args(versions.iter().map(u64::to_string));
     let o = cmd.output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let want: Vec<Value> = deltalens_json::from_slice(&o.stdout).unwrap();
     for (p, w) in points.iter().zip(&want) {
         let v = &p["version"];
         assert_eq!(p["files"], w["files"], "version {v}");

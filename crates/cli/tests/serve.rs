@@ -638,7 +638,7 @@ fn the_embedded_demo_table_is_served_too() {
     // listed for the explorer's landing view: served locally, nothing relayed
     let r = srv.get("/v1/tables", &[]);
     assert_eq!(r.status, 200);
-    let doc: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let doc: serde_json::Value = deltalens_json::from_slice(&r.body).unwrap();
     assert_eq!(doc, serde_json::json!({"tables": [], "served": ["demo"]}));
 }
 
@@ -663,7 +663,7 @@ fn only_get_and_head() {
 /// answers its failures.
 fn error_code(r: &Response) -> String {
     assert_eq!(r.header("content-type"), Some("application/json"), "{r:?}");
-    let doc: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let doc: serde_json::Value = deltalens_json::from_slice(&r.body).unwrap();
     assert!(
         doc["error"]["message"]
             .as_str()
@@ -778,7 +778,7 @@ fn the_relay_reads_only_the_tables_it_was_given() {
         &[],
     );
     assert_eq!(r.status, 200, "{r:?}");
-    let doc: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let doc: serde_json::Value = deltalens_json::from_slice(&r.body).unwrap();
     let paths: Vec<&str> = doc["objects"]
         .as_array()
         .unwrap()

@@ -340,13 +340,13 @@ fn every_command_in_every_format_is_exact_through_a_pipe_and_safe_on_a_terminal(
                 let text = String::from_utf8(out.stdout).unwrap();
                 let rows = match format {
                     "json" => {
-                        let v: Value = serde_json::from_str(&text)
+                        let v: Value = deltalens_json::from_str(&text)
                             .unwrap_or_else(|e| panic!("{what}: not JSON: {e}\n{text}"));
                         Some(json_rows(v.as_array().unwrap()))
                     }
                     "jsonl" => {
                         let lines: Result<Vec<Value>, _> =
-                            text.lines().map(serde_json::from_str).collect();
+                            text.lines().map(deltalens_json::from_str).collect();
                         let lines = lines.unwrap_or_else(|e| panic!("{what}: not JSON lines: {e}"));
                         Some(json_rows(&lines))
                     }
@@ -402,7 +402,7 @@ fn every_command_in_every_format_is_exact_through_a_pipe_and_safe_on_a_terminal(
                     checked += 1;
                     continue;
                 }
-                let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                let doc: Value = deltalens_json::from_slice(&out.stdout).unwrap_or_else(|e| {
                     panic!(
                         "{what}: not JSON: {e}\n{}",
                         String::from_utf8_lossy(&out.stdout)
@@ -450,7 +450,7 @@ fn every_command_in_every_format_is_exact_through_a_pipe_and_safe_on_a_terminal(
                 assert_safe(&format!("{mode}: stderr of {args:?}"), &out.stderr);
             }
             if json {
-                let e: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|e| {
+                let e: Value = deltalens_json::from_slice(&out.stderr).unwrap_or_else(|e| {
                     panic!(
                         "{mode}: error not JSON: {e}: {}",
                         String::from_utf8_lossy(&out.stderr)
@@ -513,7 +513,7 @@ fn a_real_terminal_is_detected() {
         let text = String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n");
         assert_safe(&cmd, text.as_bytes());
         if json {
-            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+            let v: Value = deltalens_json::from_str(&text).unwrap_or_else(|e| panic!("{cmd}: {e}"));
             let mut found = Vec::new();
             strings(&v, &mut found);
             assert!(found.iter().any(|s| s == NAME), "{cmd}: {v}");

@@ -114,7 +114,7 @@ impl Add {
 
     /// The statistics parsed as JSON, `None` without statistics or when they do not parse.
     pub fn stats_json(&self) -> Option<serde_json::Value> {
-        serde_json::from_str(self.stats.as_deref()?).ok()
+        deltalens_json::from_str(self.stats.as_deref()?).ok()
     }
 
     /// The reconciliation key: path and deletion-vector unique id.
@@ -482,7 +482,7 @@ pub fn parse_actions(path: &str, data: &[u8]) -> Result<Vec<Action>> {
     let mut out = Vec::new();
     for (line, text) in lines(data) {
         let parsed: ActionLine =
-            serde_json::from_slice(text).map_err(|e| Error::InvalidAction {
+            deltalens_json::from_slice(text).map_err(|e| Error::InvalidAction {
                 path: path.to_string(),
                 line,
                 message: e.to_string(),
@@ -526,11 +526,12 @@ pub struct HeadActions {
 pub fn parse_head_actions(path: &str, data: &[u8]) -> Result<HeadActions> {
     let (mut out, mut commit_info) = (Vec::new(), None);
     for (line, text) in lines(data) {
-        let parsed: HeadLine = serde_json::from_slice(text).map_err(|e| Error::InvalidAction {
-            path: path.to_string(),
-            line,
-            message: e.to_string(),
-        })?;
+        let parsed: HeadLine =
+            deltalens_json::from_slice(text).map_err(|e| Error::InvalidAction {
+                path: path.to_string(),
+                line,
+                message: e.to_string(),
+            })?;
         if let Some(p) = parsed.protocol {
             out.push(Action::Protocol(p));
         }
@@ -560,7 +561,7 @@ pub fn parse_commit_info(
 ) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
     for (line, text) in lines(data) {
         let parsed: CommitInfoLine =
-            serde_json::from_slice(text).map_err(|e| Error::InvalidAction {
+            deltalens_json::from_slice(text).map_err(|e| Error::InvalidAction {
                 path: path.to_string(),
                 line,
                 message: e.to_string(),
@@ -585,6 +586,44 @@ mod tests {
 {"remove":{"path":"old","deletionTimestamp":9,"dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab","offset":1,"sizeInBytes":3,"cardinality":2}}}
 {"someFutureAction":{"x":1}}
 "#;
+
+    /// The fuzz finding (commit_json): a "line" that is a JSON array of ten nulls, lines
+    /// split by carriage returns only. serde's derive reads a struct from an array, so one
+    /// reader skipped it as an empty action line and another refused it. Every reader of a
+    /// commit now refuses an array where an action line or an action is expected.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn an_array_is_never_an_action() {
+        let finding = b"[\rnull,null,null,\r\rnull,null,\r\rnull,null,null,null,null,\r\rnull]";
+        let hostile: [&[u8]; 5] = [
+            finding,
+            b"[null]",
+            br#"{"add":["p.parquet",{},10,2,true]}"#,
+            br#"{"protocol":[1,2]}"#,
+            br#"{"commitInfo":{"a":1}}
+{"metaData":["x",{"provider":"parquet"},"{}",[],{}]}"#,
+        ];
+        for data in hostile {
+            let shown = String::from_utf8_lossy(data);
+            let Err(Error::InvalidAction { message, .. }) = parse_actions("c.json", data) else {
+                panic!("parse_actions read {shown}");
+            };
+            assert!(message.contains("sequence"), "{shown}: {message}");
+        }
+        // (the head reader skips `add` unread, as it skips every action it does not build)
+        for data in [hostile[0], hostile[1], hostile[3], hostile[4]] {
+            let shown = String::from_utf8_lossy(data);
+            assert!(parse_head_actions("c.json", data).is_err(), "{shown}");
+        }
+        for data in &hostile[..2] {
+            let shown = String::from_utf8_lossy(data);
+            let Err(Error::InvalidAction { message, .. }) = parse_commit_info("c.json", data)
+            else {
+                panic!("parse_commit_info read {shown}");
+            };
+            assert!(message.contains("sequence"), "{shown}: {message}");
+        }
+        assert!(parse_commit_info("c.json", br#"{"commitInfo":[1]}"#).is_err());
+    }
 
     #[wasm_bindgen_test(unsupported = test)]
     fn parses_every_action_kind() {
@@ -650,7 +689,7 @@ mod tests {
         }
         // agrees with a full parse on every stats string of the fixtures style
         let full = r#"{"numRecords":3,"minValues":{"id":0,"v":"r0a"},"maxValues":{"id":5,"v":"r2b"},"nullCount":{"id":0,"v":0}}"#;
-        let v: serde_json::Value = serde_json::from_str(full).unwrap();
+        let v: serde_json::Value = deltalens_json::from_str(full).unwrap();
         assert_eq!(top_level_i64(full, "numRecords"), v["numRecords"].as_i64());
     }
 

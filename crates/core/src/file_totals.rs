@@ -100,7 +100,7 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test;
 
     fn add(size: i64, rows: Option<i64>, deleted: Option<i64>) -> Add {
-        let mut a: Add = serde_json::from_value(serde_json::json!({
+        let mut a: Add = deltalens_json::from_value(serde_json::json!({
             "path": "p", "partitionValues": {}, "size": size, "modificationTime": 0,
             "dataChange": true,
         }))
@@ -108,7 +108,7 @@ mod tests {
         a.stats = rows.map(|n| format!("{{\"numRecords\":{n}}}"));
         if let Some(c) = deleted {
             a.deletion_vector = Some(
-                serde_json::from_value(serde_json::json!({
+                deltalens_json::from_value(serde_json::json!({
                     "storageType": "u", "pathOrInlineDv": "x", "sizeInBytes": 1,
                     "cardinality": c,
                 }))

@@ -1,9 +1,11 @@
 //! The Delta table schema (PROTOCOL.md "Schema Serialization Format") and its Arrow form.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, TimeUnit};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -76,7 +78,11 @@ pub struct MapType {
 }
 
 /// A Delta data type.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Written untagged (a type name, or an object whose `type` says which); read by hand
+/// rather than as a serde `untagged` enum, whose buffered content would read a struct
+/// from a JSON array.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum DataType {
     /// A primitive type by name: `long`, `string`, `decimal(10,2)`, `timestamp_ntz`, …
@@ -87,6 +93,92 @@ pub enum DataType {
     Array(Box<ArrayType>),
     /// A map.
     Map(Box<MapType>),
+}
+
+impl<'de> Deserialize<'de> for DataType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<DataType, D::Error> {
+        d.deserialize_any(DataTypeVisitor)
+    }
+}
+
+struct DataTypeVisitor;
+
+impl<'de> Visitor<'de> for DataTypeVisitor {
+    type Value = DataType;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(
+            "a Delta type: a type name, or an object whose \"type\" is struct, array or map",
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<DataType, E> {
+        Ok(DataType::Primitive(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<DataType, E> {
+        Ok(DataType::Primitive(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<DataType, A::Error> {
+        NestedType::deserialize(de::value::MapAccessDeserializer::new(map))?.into_type()
+    }
+}
+
+/// The keys of a nested type's object, any of them absent; which are required depends on
+/// its `type` (PROTOCOL.md "Struct Type", "Array Type", "Map Type").
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NestedType {
+    #[serde(rename = "type")]
+    type_name: String,
+    fields: Option<Vec<StructField>>,
+    element_type: Option<DataType>,
+    contains_null: Option<bool>,
+    key_type: Option<DataType>,
+    value_type: Option<DataType>,
+    value_contains_null: Option<bool>,
+}
+
+impl NestedType {
+    fn into_type<E: de::Error>(self) -> std::result::Result<DataType, E> {
+        let NestedType {
+            type_name,
+            fields,
+            element_type,
+            contains_null,
+            key_type,
+            value_type,
+            value_contains_null,
+        } = self;
+        Ok(match type_name.as_str() {
+            "struct" => DataType::Struct(Box::new(StructType {
+                fields: need(fields, "fields")?,
+                type_name,
+            })),
+            "array" => DataType::Array(Box::new(ArrayType {
+                element_type: need(element_type, "elementType")?,
+                contains_null: contains_null.unwrap_or(true),
+                type_name,
+            })),
+            "map" => DataType::Map(Box::new(MapType {
+                key_type: need(key_type, "keyType")?,
+                value_type: need(value_type, "valueType")?,
+                value_contains_null: value_contains_null.unwrap_or(true),
+                type_name,
+            })),
+            other => {
+                return Err(E::custom(format!(
+                    "a nested type's \"type\" is {other:?}: expected struct, array or map"
+                )));
+            }
+        })
+    }
+}
+
+/// `value`, or the error that `key` is missing.
+fn need<T, E: de::Error>(value: Option<T>, key: &'static str) -> std::result::Result<T, E> {
+    value.ok_or_else(|| E::missing_field(key))
 }
 
 impl DataType {
@@ -196,11 +288,11 @@ impl TableSchema {
     /// [`crate::limits::MAX_SCHEMA_COLUMNS`] is refused before anything is made of it.
     pub fn parse(schema_string: &str) -> Result<TableSchema> {
         let raw: serde_json::Value =
-            serde_json::from_str(schema_string).map_err(|e| Error::InvalidSchema {
+            deltalens_json::from_str(schema_string).map_err(|e| Error::InvalidSchema {
                 message: format!("schemaString is not JSON: {e}"),
             })?;
         let root: StructType =
-            serde_json::from_value(raw.clone()).map_err(|e| Error::InvalidSchema {
+            deltalens_json::from_value(raw.clone()).map_err(|e| Error::InvalidSchema {
                 message: format!("schemaString is not a Delta struct type: {e}"),
             })?;
         if root.type_name != "struct" {
@@ -374,6 +466,29 @@ mod tests {
       {"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"double","containsNull":true},"valueContainsNull":true},"nullable":true,"metadata":{}},
       {"name":"v","type":"variant","nullable":true,"metadata":{}}
     ]}"#;
+
+    /// A schema whose struct, field or nested type is a JSON array is refused: serde's
+    /// derive (and an untagged enum's buffered content) would read each as a struct.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn an_array_is_never_a_type() {
+        for text in [
+            r#"["struct",[]]"#,
+            r#"{"type":"struct","fields":[["a","long",true,{}]]}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":["struct",[]]}]}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":["array","long",true]}]}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":["map","string","long",true]}]}"#,
+            r#"{"type":"struct","fields":[{"name":"a","type":{"type":"array","elementType":["struct",[]]}}]}"#,
+        ] {
+            assert!(TableSchema::parse(text).is_err(), "{text}");
+        }
+        let nested = r#"{"type":"struct","fields":[{"name":"a","type":{"type":"map","keyType":"string",
+            "valueType":{"type":"array","elementType":{"type":"struct","fields":[{"name":"b","type":"long"}]},"containsNull":false}}}]}"#;
+        let s = TableSchema::parse(nested).unwrap();
+        assert_eq!(
+            s.fields()[0].data_type.type_string(),
+            "map<string,array<struct<b:long>>>"
+        );
+    }
 
     #[wasm_bindgen_test(unsupported = test)]
     fn type_strings() {

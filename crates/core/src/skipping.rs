@@ -513,7 +513,7 @@ mod tests {
     use super::*;
 
     fn file(ty: &str, max: &str) -> (Vec<StructField>, Add) {
-        let fields: Vec<StructField> = serde_json::from_value(serde_json::json!([
+        let fields: Vec<StructField> = deltalens_json::from_value(serde_json::json!([
             {"name": "ts", "type": ty, "nullable": true, "metadata": {}}
         ]))
         .unwrap();
@@ -523,7 +523,7 @@ mod tests {
             "maxValues": {"ts": max},
             "nullCount": {"ts": 0}
         });
-        let add: Add = serde_json::from_value(serde_json::json!({
+        let add: Add = deltalens_json::from_value(serde_json::json!({
             "path": "a.parquet", "partitionValues": {}, "size": 1, "modificationTime": 0,
             "dataChange": true, "stats": stats.to_string()
         }))

@@ -234,7 +234,7 @@ mod tests {
     use super::*;
 
     fn add(path: &str, size: i64) -> Add {
-        serde_json::from_value(serde_json::json!({
+        deltalens_json::from_value(serde_json::json!({
             "path": path, "partitionValues": {}, "size": size, "modificationTime": 0,
             "dataChange": true, "stats": format!("{{\"numRecords\":{}}}", size / 10)
         }))

@@ -146,7 +146,7 @@ mod tests {
             json.push_str(&format!("\"k{i}\":\"a{i}\","));
         }
         json.push_str("\"k7\":null,\"k40\":\"again\",\"k0\":\"last\"}");
-        let m: StringMap = serde_json::from_str(&json).unwrap();
+        let m: StringMap = deltalens_json::from_str(&json).unwrap();
         assert_eq!(m.len(), 200_000);
         assert_eq!(m.get("k0"), Some(&Some("last".to_string())));
         assert_eq!(m.get("k7"), Some(&None));
@@ -155,19 +155,19 @@ mod tests {
         let keys: Vec<&String> = m.iter().map(|(k, _)| k).take(3).collect();
         assert_eq!(keys, ["k0", "k1", "k2"]);
         // small maps the same way
-        let small: StringMap = serde_json::from_str(r#"{"a":"1","b":null,"a":"2"}"#).unwrap();
+        let small: StringMap = deltalens_json::from_str(r#"{"a":"1","b":null,"a":"2"}"#).unwrap();
         assert_eq!(small.iter().collect::<Vec<_>>().len(), 2);
         assert_eq!(small.get("a"), Some(&Some("2".to_string())));
     }
 
     #[wasm_bindgen_test(unsupported = test)]
     fn json_round_trip_keeps_order_and_nulls() {
-        let m: StringMap = serde_json::from_str(r#"{"b":"1","a":null,"b":"2"}"#).unwrap();
+        let m: StringMap = deltalens_json::from_str(r#"{"b":"1","a":null,"b":"2"}"#).unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m.get("b"), Some(&Some("2".to_string())));
         assert_eq!(m.get("a"), Some(&None));
         assert_eq!(m.get("c"), None);
         assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"b":"2","a":null}"#);
-        assert!(serde_json::from_str::<StringMap>("[1]").is_err());
+        assert!(deltalens_json::from_str::<StringMap>("[1]").is_err());
     }
 }

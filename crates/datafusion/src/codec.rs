@@ -155,7 +155,7 @@ impl PhysicalExtensionCodec for DeltaCodec {
         if !inputs.is_empty() {
             return Err(invalid("a Delta scan has no inputs"));
         }
-        let Encoded::Scan(e) = serde_json::from_slice(buf)
+        let Encoded::Scan(e) = deltalens_json::from_slice(buf)
             .map_err(|e| invalid(format!("not an encoded Delta scan: {e}")))?;
         e.location.check_shipped()?;
         let units: usize = e.groups.iter().map(Vec::len).sum();
@@ -291,7 +291,7 @@ impl LogicalExtensionCodec for DeltaLogicalCodec {
                 buf.len()
             )));
         }
-        let table: EncodedTable = serde_json::from_slice(buf)
+        let table: EncodedTable = deltalens_json::from_slice(buf)
             .map_err(|e| invalid(format!("not an encoded Delta table: {e}")))?;
         Ok(match table {
             EncodedTable::Version { location, version } => {

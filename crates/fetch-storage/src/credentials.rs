@@ -291,7 +291,7 @@ impl Form {
     /// The form stored by [`Form::to_stored`]; `None` for anything else (an older
     /// format's secrets were bound to nothing: they are not kept).
     pub fn from_stored(raw: &str) -> Option<Form> {
-        let s: Stored = serde_json::from_str(raw).ok()?;
+        let s: Stored = deltalens_json::from_str(raw).ok()?;
         (s.v == STORED_VERSION).then_some(s.form)
     }
 }

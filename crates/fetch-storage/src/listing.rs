@@ -144,7 +144,7 @@ pub fn parse_azure(xml: &str) -> Page {
 
 /// A GCS JSON API `objects.list` response; `None` when it is not one.
 pub fn parse_gcs(json: &str) -> Option<Page> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let v: serde_json::Value = deltalens_json::from_str(json).ok()?;
     let objects = v
         .get("items")
         .and_then(|i| i.as_array())

@@ -81,7 +81,7 @@ fn azure_options(sas: bool) -> Option<BrowserOptions> {
 
 /// The corpus' canonical rows of `name` at its latest version.
 async fn expected(corpus: &FetchStorage, name: &str) -> (u64, String) {
-    let versions: serde_json::Value = serde_json::from_slice(
+    let versions: serde_json::Value = deltalens_json::from_slice(
         &corpus
             .get(&format!("expected/{name}/versions.json"))
             .await

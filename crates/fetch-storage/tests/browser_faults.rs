@@ -239,7 +239,7 @@ async fn fetch_json(url: &str) -> Value {
         .unwrap();
     assert!(resp.ok(), "{url}: HTTP {}", resp.status());
     let text = JsFuture::from(resp.text().unwrap()).await.unwrap();
-    serde_json::from_str(&text.as_string().unwrap()).unwrap()
+    deltalens_json::from_str(&text.as_string().unwrap()).unwrap()
 }
 
 /// Switch a proxy to `mode` (`MODE` or `MODE:N`; resets its per-target counts): its
@@ -528,7 +528,7 @@ async fn fault_matrix() {
         RUNNING.with(|r| console_log!("PANIC while reading (one of): {}", r.borrow().join("; ")));
         default_hook(info);
     }));
-    let spec: Value = serde_json::from_str(spec).unwrap();
+    let spec: Value = deltalens_json::from_str(spec).unwrap();
     let tables: Vec<TableSpec> = spec["tables"]
         .as_array()
         .unwrap()

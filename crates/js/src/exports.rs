@@ -79,7 +79,7 @@ async fn answer(t: &Table, api: ApiRequest) -> Result<JsValue, JsValue> {
     if rows {
         return Ok(Uint8Array::from(a.body.as_slice()).into());
     }
-    let doc: serde_json::Value = serde_json::from_slice(&a.body).map_err(|e| {
+    let doc: serde_json::Value = deltalens_json::from_slice(&a.body).map_err(|e| {
         error::js_error(
             "encode_failed",
             &format!("a document that is not JSON: {e}"),

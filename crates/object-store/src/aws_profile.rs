@@ -168,7 +168,7 @@ impl ProcessCredentials {
 /// The JSON a credential process prints (Version 1).
 fn parse_answer(stdout: &[u8]) -> Result<(AwsCredential, Option<SystemTime>), String> {
     let v: serde_json::Value =
-        serde_json::from_slice(stdout).map_err(|e| format!("its answer is not JSON ({e})"))?;
+        deltalens_json::from_slice(stdout).map_err(|e| format!("its answer is not JSON ({e})"))?;
     if v.get("Version").and_then(|x| x.as_i64()) != Some(1) {
         return Err("its answer is not Version 1".into());
     }

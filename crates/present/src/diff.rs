@@ -54,7 +54,7 @@ pub fn diff_document(d: &TableDiff, schema: &SchemaRef, rows: &[RecordBatch]) ->
     let file = |f: &Add| json!({"path": f.path, "size": f.size, "num_records": f.num_records()});
     let est = row_estimate(d);
     let rows: Value =
-        serde_json::from_slice(&encode(Format::Json, schema, rows)?).map_err(|e| {
+        deltalens_json::from_slice(&encode(Format::Json, schema, rows)?).map_err(|e| {
             PresentError::Encode {
                 format: "json",
                 source: arrow_schema::ArrowError::JsonError(e.to_string()),
@@ -81,7 +81,7 @@ mod tests {
     use super::*;
 
     fn add(records: &str) -> Add {
-        serde_json::from_value(json!({
+        deltalens_json::from_value(json!({
             "path": "a.parquet", "partitionValues": {}, "size": 1, "modificationTime": 0,
             "dataChange": true, "stats": format!("{{\"numRecords\":{records}}}"),
         }))

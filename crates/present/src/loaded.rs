@@ -161,7 +161,7 @@ impl Loaded {
     pub fn row_json(&self, i: usize) -> Result<serde_json::Value> {
         let row = self.pick(&[i])?;
         let bytes = encode(Format::Json, &self.schema, &[row])?;
-        let v: serde_json::Value = serde_json::from_slice(&bytes)
+        let v: serde_json::Value = deltalens_json::from_slice(&bytes)
             .map_err(|e| encode_err(ArrowError::JsonError(e.to_string())))?;
         match v {
             serde_json::Value::Array(mut a) if !a.is_empty() => Ok(a.swap_remove(0)),

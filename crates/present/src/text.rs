@@ -507,7 +507,7 @@ mod tests {
                 safe.contains("\\u202e") && safe.contains("\\udb40\\udc41"),
                 "{safe}"
             );
-            let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+            let back: serde_json::Value = deltalens_json::from_str(&safe).unwrap();
             assert_eq!(back, doc);
         }
     }

@@ -210,7 +210,7 @@ impl Table {
             respond(api, &table, limits, now_ms()).await
         })?
         .map_err(|e| error::api(py, &e))?;
-        let doc: serde_json::Value = serde_json::from_slice(&answer.body).map_err(|e| {
+        let doc: serde_json::Value = deltalens_json::from_slice(&answer.body).map_err(|e| {
             error::error(
                 py,
                 "encode_failed",

@@ -17,7 +17,7 @@ const MAX_MESSAGE_CHARS: usize = 1000;
 /// The error an answer of `status` to `what` (sent to `endpoint`) is.
 pub(crate) fn answer_error(endpoint: &str, what: &str, status: u16, body: &[u8]) -> SharingError {
     let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
-    let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    let doc: Option<serde_json::Value> = deltalens_json::from_str(&text).ok();
     let field = |k: &str| {
         doc.as_ref()
             .and_then(|d| d.get(k))
@@ -88,7 +88,7 @@ pub(crate) fn json_answer(
             max: MAX_ANSWER_BYTES as u64,
         });
     }
-    serde_json::from_slice(body).map_err(|e| SharingError::InvalidAnswer {
+    deltalens_json::from_slice(body).map_err(|e| SharingError::InvalidAnswer {
         endpoint: endpoint.to_string(),
         what: what.to_string(),
         why: format!("not JSON ({e})"),
@@ -175,7 +175,7 @@ impl Page {
             what: what.to_string(),
             why,
         };
-        let doc: PageDoc = serde_json::from_slice(body)
+        let doc: PageDoc = deltalens_json::from_slice(body)
             .map_err(|e| invalid(format!("not a listing page ({e})")))?;
         let items = doc.items.unwrap_or_default();
         if items.len() > MAX_ITEMS {

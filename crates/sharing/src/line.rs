@@ -185,8 +185,8 @@ struct FileLine {
 /// it does not read; an error for a line that is not JSON, holds a known field of another
 /// type than the protocol's, or holds more than one action.
 pub(crate) fn read(line: &[u8]) -> Result<Option<(&'static str, Value)>, String> {
-    let l: Line =
-        serde_json::from_slice(line).map_err(|e| format!("not an action deltalens reads ({e})"))?;
+    let l: Line = deltalens_json::from_slice(line)
+        .map_err(|e| format!("not an action deltalens reads ({e})"))?;
     let value = |v: Result<Value, serde_json::Error>| v.map_err(|e| e.to_string());
     let mut found: Vec<(&'static str, Value)> = Vec::new();
     if let Some(p) = l.protocol {

@@ -87,7 +87,7 @@ impl Profile {
                 text.len()
             )));
         }
-        let v: serde_json::Value = serde_json::from_slice(text)
+        let v: serde_json::Value = deltalens_json::from_slice(text)
             .map_err(|e| bad(format!("is not a JSON profile file ({e})")))?;
         let text_field = |k: &str| -> Result<String, SharingError> {
             v.get(k)

@@ -206,7 +206,7 @@ impl CatalogEntry {
     /// Parse a listing; `None` when it is not one (or too long, or names that are not
     /// `uc://`).
     pub fn parse_list(json: &str) -> Option<Vec<CatalogEntry>> {
-        let v: serde_json::Value = serde_json::from_str(json).ok()?;
+        let v: serde_json::Value = deltalens_json::from_str(json).ok()?;
         let list = v.get("entries")?.as_array()?;
         if list.len() > CATALOG_ENTRIES_MAX {
             return None;
@@ -354,7 +354,7 @@ impl ListPage {
     /// Parse an answer; `None` when it is not one (or breaks the protocol: more than
     /// [`LIST_PAGE_MAX`] objects, a path outside the table, a page that does not advance).
     pub fn parse(json: &str, prefix: &str) -> Option<ListPage> {
-        let v: serde_json::Value = serde_json::from_str(json).ok()?;
+        let v: serde_json::Value = deltalens_json::from_str(json).ok()?;
         let list = v.get("objects")?.as_array()?;
         if list.len() > LIST_PAGE_MAX {
             return None;

@@ -47,7 +47,7 @@ fn read_split(path: &std::path::Path) -> Result<Split, CliError> {
             "larger than the limit of {MAX_SPLIT_FILE_BYTES} bytes (plan with a smaller --target-bytes)"
         )));
     }
-    serde_json::from_slice(&text).map_err(|e| {
+    deltalens_json::from_slice(&text).map_err(|e| {
         failed(format!(
             "not a split ({e}); a split is one element of `splits` in `deltalens plan --json`"
         ))

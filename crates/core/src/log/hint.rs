@@ -58,7 +58,7 @@ impl Hint {
     /// Parse `_last_checkpoint`; `None` when it is not usable (corrupt input is not an
     /// error: the reader falls back to listing or probing the log).
     pub fn parse(data: &[u8]) -> Option<Hint> {
-        serde_json::from_slice(data).ok()
+        deltalens_json::from_slice(data).ok()
     }
 
     /// Paths of the files of the hinted checkpoint, in part order. A version or part
@@ -223,6 +223,18 @@ mod tests {
         }
         assert_eq!(Hint::parse(b""), None);
         assert_eq!(Hint::parse(br#"{"version":-1}"#), None);
+    }
+
+    /// `_last_checkpoint` as an array of its fields in order is not a hint (serde's derive
+    /// would read it as one), nor is a `v2Checkpoint` given as an array.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn an_array_is_never_a_hint() {
+        assert_eq!(Hint::parse(b"[3,null,null,1000]"), None);
+        assert_eq!(
+            Hint::parse(br#"{"version":3,"v2Checkpoint":["x.json"]}"#),
+            None
+        );
+        assert!(Hint::parse(br#"{"version":3,"v2Checkpoint":{"path":"x.json"}}"#).is_some());
     }
 
     #[wasm_bindgen_test(unsupported = test)]

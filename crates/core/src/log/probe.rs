@@ -77,7 +77,7 @@ fn is_commit(data: &[u8]) -> bool {
     else {
         return false;
     };
-    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
+    deltalens_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
         .ok()
         .and_then(|m| m.keys().next().map(|k| ACTIONS.contains(&k.as_str())))
         .unwrap_or(false)

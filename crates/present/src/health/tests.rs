@@ -10,7 +10,7 @@ const DAY: i64 = 24 * 3_600_000;
 const NOW: i64 = 1_700_000_000_000;
 
 fn metadata(partition_columns: &[&str], config: serde_json::Value) -> Metadata {
-    serde_json::from_value(json!({
+    deltalens_json::from_value(json!({
         "id": "t", "format": {"provider": "parquet", "options": {}},
         "schemaString": "{\"type\":\"struct\",\"fields\":[]}",
         "partitionColumns": partition_columns, "configuration": config,
@@ -19,14 +19,14 @@ fn metadata(partition_columns: &[&str], config: serde_json::Value) -> Metadata {
 }
 
 fn add(size: i64, rows: Option<i64>, dv: Option<i64>) -> Add {
-    let mut a: Add = serde_json::from_value(json!({
+    let mut a: Add = deltalens_json::from_value(json!({
         "path": "p", "partitionValues": {}, "size": size, "modificationTime": 0,
         "dataChange": true,
     }))
     .unwrap();
     a.stats = rows.map(|n| format!("{{\"numRecords\":{n}}}"));
     a.deletion_vector = dv.map(|c| {
-        serde_json::from_value(json!({
+        deltalens_json::from_value(json!({
             "storageType": "u", "pathOrInlineDv": "x", "sizeInBytes": 1, "cardinality": c,
         }))
         .unwrap()
