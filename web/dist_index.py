@@ -12,10 +12,12 @@
   the stylesheet link with its integrity. Any other `data-trunk` link is an error (this
   script does not know it).
 - the codec module (web/codecs: deltalens-codecs.js, deltalens-codecs_bg.wasm) and the
-  writer module (web/extras: deltalens-extras.*), when in BINDGEN_DIR, are copied under
-  content-hashed names too, and the page says where they are
-  (`globalThis.deltalensExtras.{codecs,extras}`): the explorer fetches one the first time
-  a brotli or zstd page or a Parquet download needs it, never on the first load;
+  writer module (web/extras: deltalens-extras.*) and the query module (web/query:
+  deltalens-query.*, with its Web Worker script web/query/worker.js), when in BINDGEN_DIR,
+  are copied under content-hashed names too, and the page says where they are
+  (`globalThis.deltalensExtras.{codecs,extras,query}`): the explorer fetches one the first
+  time a brotli or zstd page, a Parquet download or a query needs it, never on the first
+  load;
 - wasm-bindgen's `snippets/` (the JavaScript of `inline_js` imports, which the glue
   imports by relative path) is copied as it is;
 - DIST is replaced only once everything is written (a failed build leaves the old one).
@@ -26,6 +28,10 @@ import os
 import re
 import shutil
 import sys
+
+
+# the query module's Web Worker script (web/query/worker.js)
+QUERY_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "query", "worker.js")
 
 
 def hashed(data):
@@ -46,7 +52,7 @@ def main(index_html, style_css, bindgen_dir, dist):
     css_name = f"style-{hashed(css)}.css"
     extras = []
     where = {}
-    for module in ("codecs", "extras"):
+    for module in ("codecs", "extras", "query"):
         js_path = os.path.join(bindgen_dir, f"deltalens-{module}.js")
         if not os.path.exists(js_path):
             continue
@@ -55,7 +61,14 @@ def main(index_html, style_css, bindgen_dir, dist):
         h = hashed(mjs + mwasm)
         names = (f"deltalens-{module}-{h}.js", f"deltalens-{module}-{h}_bg.wasm")
         extras += [(names[0], mjs), (names[1], mwasm)]
-        where[module] = f"{{ js: '/{names[0]}', wasm: '/{names[1]}' }}"
+        worker = ""
+        if module == "query":
+            # the query module runs in a Web Worker started from this script
+            wjs = open(QUERY_WORKER, "rb").read()
+            wname = f"query-worker-{hashed(wjs)}.js"
+            extras.append((wname, wjs))
+            worker = f", worker: '/{wname}'"
+        where[module] = f"{{ js: '/{names[0]}', wasm: '/{names[1]}'{worker} }}"
     where = (
         "globalThis.deltalensExtras = { " + ", ".join(f"{k}: {v}" for k, v in where.items()) + " };\n"
         if where else ""

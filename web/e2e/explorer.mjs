@@ -34,6 +34,8 @@ function record(req, status) {
 }
 
 async function check(name, fn) {
+  // ONLY=<text>: run only the checks whose name holds it (while working on one)
+  if (process.env.ONLY && !name.includes(process.env.ONLY)) return;
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const dialogs = [];
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
@@ -438,6 +440,113 @@ await check('a shared link opens without remembered credentials that are not for
   assert.equal(await page.locator('#confirm-open').count(), 0, 'asked for a secret that would not go');
   assert.ok(!requests.some((u) => u.includes('remembered-secret')), requests.join(' '));
   await page.evaluate(() => localStorage.clear());
+});
+
+// The Query tab: the SQL of `deltalens query` in the query module's Web Worker (fetched on
+// the first query, never on the first load), equal to the CLI's answers; a chart of a
+// grouped result; the query in the URL (Back, Forward, a shared link); the open table
+// only; budgets that stop a query with their names.
+await check('demo: query tab (Web Worker, equal to deltalens query, chart, URL, budgets)', async (page) => {
+  const url = tableUrl('demo');
+  const local = `${process.env.FIXTURES}/demo`;
+  await open(page, 'demo', '&tab=query');
+  await idle(page);
+  await page.waitForSelector('#sql');
+  assert.equal(await page.inputValue('#sql'), `SELECT * FROM '${url}' LIMIT 100`);
+  const fetched = () => page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /deltalens-query-|query-worker-/.test(n)));
+  assert.deepEqual(await fetched(), [], 'the query module was fetched before any query');
+  // run `sql` as the user does and wait for its result (the summary names the SQL it is of)
+  const run = async (sql) => {
+    await page.fill('#sql', sql);
+    await page.click('#run-query');
+    await page.waitForFunction((q) => ['#query-summary', '#query-error'].some((s) => document.querySelector(s)?.dataset.sql === q), sql, { timeout: 60000 });
+    const err = await page.locator('#query-error').count();
+    return err ? { error: await text(page, '#query-error') } : {
+      summary: await text(page, '#query-summary'),
+      head: await page.locator('#query-grid thead th').allInnerTexts(),
+      rows: await page.locator('#query-grid tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText))),
+    };
+  };
+  const cli = (sql) => {
+    const out = execFileSync(process.env.DELTALENS_BIN, ['query', sql.split(url).join(local), '--format', 'tsv']).toString();
+    const [head, ...rows] = out.split('\n').filter((l) => l.length);
+    return { head: head.split('\t'), rows: rows.map((r) => r.split('\t').map((c) => (c === '\\N' ? '∅' : c))) };
+  };
+  const cases = [
+    `SELECT event_type, COUNT(*) AS n, SUM(price) AS total FROM '${url}' GROUP BY event_type ORDER BY event_type`,
+    `SELECT brand, MAX(price) AS top FROM '${url}' WHERE price > 10 GROUP BY brand ORDER BY top DESC, brand LIMIT 5`,
+    `SELECT COUNT(*) AS n FROM '${url}' VERSION AS OF 2`,
+    `SELECT event_date, AVG(price) AS avg_price, MIN(price) AS lo FROM '${url}' GROUP BY event_date ORDER BY event_date`,
+    `SELECT _change_type, COUNT(*) AS n FROM table_changes('${url}', 0) GROUP BY _change_type ORDER BY _change_type`,
+    `SELECT product_id, price FROM '${url}' WHERE brand = 'nars' ORDER BY product_id, price LIMIT 7`,
+  ];
+  for (const sql of cases) {
+    const got = await run(sql);
+    assert.ok(!got.error, `${sql}: ${got.error}`);
+    const want = cli(sql);
+    assert.deepEqual(got.head, want.head, sql);
+    assert.deepEqual(got.rows, want.rows, sql);
+    assert.match(got.summary, new RegExp(`^${want.rows.length} rows`), sql);
+  }
+  // one worker ran every query, started from the page's own origin
+  const workers = page.workers().map((w) => w.url());
+  assert.equal(workers.length, 1, workers.join(' '));
+  assert.ok(workers[0].startsWith(`${BASE}/query-worker-`), workers[0]);
+  // the grouped result charts: bars by default, a line on demand, the columns chosen
+  const grouped = await run(cases[0]);
+  assert.equal(await page.locator('#query-chart svg rect').count(), grouped.rows.length);
+  assert.match(await page.locator('#query-chart svg').getAttribute('aria-label'), /total by event_type/);
+  await page.selectOption('#chart-y', { label: 'n' });
+  assert.match(await page.locator('#query-chart svg').getAttribute('aria-label'), /n by event_type/);
+  await page.check('#chart-line');
+  assert.equal(await page.locator('#query-chart polyline').count(), 1);
+  assert.equal(await page.locator('#query-chart circle').count(), grouped.rows.length);
+  await page.screenshot({ path: `${ART}/demo-query.png`, fullPage: true });
+  // downloads of the whole result: the CLI's CSV byte for byte; Parquet (the page's writer
+  // module, from the worker's Arrow stream) read back by pyarrow
+  const save = async (label) => {
+    const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60000 }), page.click(`#query .downloads button:text-is("${label}")`)]);
+    const chunks = [];
+    for await (const c of await dl.createReadStream()) chunks.push(c);
+    return Buffer.concat(chunks);
+  };
+  const csv = (await save('CSV')).toString('utf8');
+  assert.equal(csv, execFileSync(process.env.DELTALENS_BIN, ['query', cases[0].split(url).join(local), '--format', 'csv']).toString());
+  const pq = `${ART}/query.parquet`;
+  fs.writeFileSync(pq, await save('Parquet'));
+  const pqRows = execFileSync('python3', ['-c', 'import sys, pyarrow.parquet as pq; print(pq.read_table(sys.argv[1]).num_rows)', pq]).toString().trim();
+  assert.equal(Number(pqRows), grouped.rows.length);
+  // the query is in the URL: Back shows the one before, Forward this one again
+  assert.ok(new URL(page.url()).searchParams.get('q') === cases[0], page.url());
+  await run(cases[2]);
+  await page.goBack();
+  await page.waitForFunction((q) => document.querySelector('#query-summary')?.dataset.sql === q, cases[0], { timeout: 60000 });
+  await page.goForward();
+  await page.waitForFunction((q) => document.querySelector('#query-summary')?.dataset.sql === q, cases[2], { timeout: 60000 });
+  // a shared link runs its query on the table it opens
+  await open(page, 'demo', `&tab=query&q=${encodeURIComponent(cases[1])}`);
+  await page.waitForFunction((q) => document.querySelector('#query-summary')?.dataset.sql === q, cases[1], { timeout: 60000 });
+  assert.deepEqual(await page.locator('#query-grid tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText))), cli(cases[1]).rows);
+  // the open table only: SQL naming another table (or host) is refused before it is opened
+  const other = await run(`SELECT * FROM 'http://127.0.0.1:9/elsewhere'`);
+  assert.match(other.error, /the Query tab reads the open table only/);
+  // budgets: each hit stops the query with an error naming it
+  await page.click('details.budgets summary');
+  await page.fill('#budget-max_rows', '10');
+  await page.dispatchEvent('#budget-max_rows', 'change');
+  const rows = await run(`SELECT * FROM '${url}'`);
+  assert.match(rows.error, /10/, rows.error);
+  assert.match(rows.error, /row/i, rows.error);
+  await page.fill('#budget-max_rows', '100000');
+  await page.dispatchEvent('#budget-max_rows', 'change');
+  await page.fill('#budget-max_requests', '1');
+  await page.dispatchEvent('#budget-max_requests', 'change');
+  const reqs = await run(`SELECT COUNT(*) FROM '${url}' VERSION AS OF 1`);
+  assert.match(reqs.error, /request/i, reqs.error);
+  // a budget is never raised past the tab's own
+  await page.fill('#budget-max_millis', '999999999');
+  await page.dispatchEvent('#budget-max_millis', 'change');
+  assert.equal(await page.inputValue('#budget-max_millis'), '300000');
 });
 
 await browser.close();

@@ -23,6 +23,7 @@ pub mod extras;
 pub mod format;
 pub mod grid;
 pub mod landing;
+pub mod query;
 pub mod rows;
 pub mod session;
 pub mod state;

@@ -1,6 +1,7 @@
 //! An opened table: its storage (browser `fetch`, counted and timed), the core `Table`,
 //! and what the page remembers — the URL state (`?table=…&version=…&tab=…`, never
-//! credentials) and recently opened tables (credentials: [`crate::credentials`]).
+//! credentials; the Query tab's SQL as `q=`) and recently opened tables (credentials:
+//! [`crate::credentials`]).
 
 use std::sync::Arc;
 
@@ -24,6 +25,8 @@ pub struct Session {
     pub table: Table,
     pub counter: Arc<Counted>,
     pub fetch: Arc<FetchStorage>,
+    /// The options it was opened with (the Query tab's worker opens it with the same).
+    pub options: BrowserOptions,
 }
 
 pub fn now_ms() -> f64 {
@@ -59,6 +62,7 @@ impl Session {
             table,
             counter,
             fetch,
+            options: opts.clone(),
         })
     }
 
@@ -105,6 +109,8 @@ pub struct UrlState {
     pub via: Option<String>,
     pub version: Option<u64>,
     pub tab: Option<String>,
+    /// The Query tab's SQL (`q=`).
+    pub query: Option<String>,
 }
 
 pub fn read_url() -> UrlState {
@@ -119,6 +125,7 @@ pub fn read_url() -> UrlState {
         via: p.get("via").filter(|t| !t.is_empty()),
         version: p.get("version").and_then(|v| v.parse().ok()),
         tab: p.get("tab"),
+        query: p.get("q").filter(|q| !q.trim().is_empty()),
     }
 }
 
@@ -139,6 +146,9 @@ pub fn write_url(s: &UrlState) {
     }
     if let Some(t) = &s.tab {
         p.append("tab", t);
+    }
+    if let Some(q) = &s.query {
+        p.append("q", q);
     }
     let q: String = p.to_string().into();
     let Some(w) = web_sys::window() else {

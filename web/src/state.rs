@@ -27,6 +27,7 @@ use deltalens_storage::relay::CatalogEntry;
 
 use crate::credentials::Form;
 use crate::errors::{explain, explain_present};
+use crate::query::protocol::{Answer, Progress};
 use crate::session::{self, Session, UrlState};
 
 /// The tabs of the page, in the order shown.
@@ -39,10 +40,11 @@ pub enum Tab {
     Changes,
     Diff,
     Files,
+    Query,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Overview,
         Tab::Schema,
         Tab::History,
@@ -50,6 +52,7 @@ impl Tab {
         Tab::Changes,
         Tab::Diff,
         Tab::Files,
+        Tab::Query,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +64,7 @@ impl Tab {
             Tab::Changes => "changes",
             Tab::Diff => "diff",
             Tab::Files => "files",
+            Tab::Query => "query",
         }
     }
 
@@ -68,6 +72,18 @@ impl Tab {
     pub fn parse(s: &str) -> Option<Tab> {
         Tab::ALL.into_iter().find(|t| t.name() == s)
     }
+}
+
+/// The Query tab's last query: its SQL, the version on screen when it ran, what it read
+/// while running, and its answer once there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryRun {
+    pub sql: String,
+    pub shown: u64,
+    pub progress: Option<Progress>,
+    pub answer: Option<Answer>,
+    /// Why it failed (shown in the tab, beside the SQL).
+    pub error: Option<String>,
 }
 
 /// State shared by every part of the page.
@@ -103,6 +119,10 @@ pub struct Ctx {
     /// A Unity Catalog catalog or schema being browsed (through a relay): its name and
     /// what it holds, once listed.
     pub catalog: RwSignal<Option<(String, Option<Vec<CatalogEntry>>)>>,
+    /// The Query tab's SQL (as in the URL's `q=`), once one is run or linked.
+    pub query: RwSignal<Option<String>>,
+    /// Its last run.
+    pub query_run: RwSignal<Option<QueryRun>>,
     /// A table from the page URL or a catalog whose requests would carry one of the
     /// form's secrets, waiting for the user's answer ([`Ctx::open_link`]).
     pub pending: RwSignal<Option<LinkOpen>>,
@@ -135,6 +155,8 @@ impl Ctx {
             error: RwSignal::new(None),
             history: RwSignal::new(Vec::new()),
             catalog: RwSignal::new(None),
+            query: RwSignal::new(None),
+            query_run: RwSignal::new(None),
             pending: RwSignal::new(None),
             consented: StoredValue::new(Vec::new()),
             cancel: StoredValue::new_local(None),
@@ -305,6 +327,9 @@ impl Ctx {
         if let Some(t) = want.tab.as_deref().and_then(Tab::parse) {
             self.tab.set(t);
         }
+        if want.query.is_some() {
+            self.query.set(want.query.clone());
+        }
         let Some(table) = want.table else {
             return;
         };
@@ -330,6 +355,10 @@ impl Ctx {
             via: self.session.get_untracked().and_then(|s| s.via.clone()),
             version: self.version.get_untracked(),
             tab: Some(self.tab.get_untracked().name().to_string()),
+            query: self
+                .query
+                .get_untracked()
+                .filter(|_| self.tab.get_untracked() == Tab::Query),
         });
     }
 
@@ -470,6 +499,15 @@ impl Ctx {
             .and_then(|plan| Session::open(&url, via, &plan.options));
         match opened {
             Ok(s) => {
+                // a query of another table is not this one's (a link's names this one)
+                if self
+                    .query
+                    .get_untracked()
+                    .is_some_and(|q| !q.contains(&s.url))
+                {
+                    self.query.set(None);
+                }
+                self.query_run.set(None);
                 self.session.set(Some(Rc::new(s)));
                 self.stop_counting();
                 self.info.set(None);

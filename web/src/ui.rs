@@ -23,6 +23,7 @@ pub fn App() -> impl IntoView {
     if let Some(t) = start.tab.as_deref().and_then(Tab::parse) {
         ctx.tab.set(t);
     }
+    ctx.query.set(start.query.clone());
     let stored = credentials::load();
     let remember = RwSignal::new(stored.is_some());
     let form = RwSignal::new(stored.unwrap_or_default());
@@ -169,6 +170,7 @@ fn TableViews() -> impl IntoView {
                 Tab::Changes => tabs::changes::ChangesTab().into_any(),
                 Tab::Diff => tabs::diff::DiffTab().into_any(),
                 Tab::Files => tabs::files::FilesTab().into_any(),
+                Tab::Query => tabs::query::QueryTab().into_any(),
             }}
         </main>
     }

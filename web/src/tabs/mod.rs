@@ -6,6 +6,7 @@ pub mod diff;
 pub mod files;
 pub mod history;
 pub mod overview;
+pub mod query;
 pub mod schema;
 
 use leptos::prelude::*;
