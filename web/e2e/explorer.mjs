@@ -442,6 +442,28 @@ await check('a shared link opens without remembered credentials that are not for
   await page.evaluate(() => localStorage.clear());
 });
 
+// The Query tab: run `sql` as the user does and wait for its result (the summary names the
+// SQL it is of) or its error.
+async function runQuery(page, sql) {
+  await page.fill('#sql', sql);
+  await page.click('#run-query');
+  await page.waitForFunction((q) => ['#query-summary', '#query-error'].some((s) => document.querySelector(s)?.dataset.sql === q), sql, { timeout: 120000 });
+  const err = await page.locator('#query-error').count();
+  return err ? { error: await text(page, '#query-error') } : {
+    summary: await text(page, '#query-summary'),
+    head: await page.locator('#query-grid thead th').allInnerTexts(),
+    rows: await page.locator('#query-grid tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText))),
+  };
+}
+
+// `deltalens query --format tsv` of `sql` with the served table's URL `url` read from the
+// local directory `local`, as the grid shows it (nulls as ∅).
+function cliQuery(sql, url, local) {
+  const out = execFileSync(process.env.DELTALENS_BIN, ['query', sql.split(url).join(local), '--format', 'tsv']).toString();
+  const [head, ...rows] = out.split('\n').filter((l) => l.length);
+  return { head: head.split('\t'), rows: rows.map((r) => r.split('\t').map((c) => (c === '\\N' ? '∅' : c))) };
+}
+
 // The Query tab: the SQL of `deltalens query` in the query module's Web Worker (fetched on
 // the first query, never on the first load), equal to the CLI's answers; a chart of a
 // grouped result; the query in the URL (Back, Forward, a shared link); the open table
@@ -455,23 +477,8 @@ await check('demo: query tab (Web Worker, equal to deltalens query, chart, URL, 
   assert.equal(await page.inputValue('#sql'), `SELECT * FROM '${url}' LIMIT 100`);
   const fetched = () => page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => /deltalens-query-|query-worker-/.test(n)));
   assert.deepEqual(await fetched(), [], 'the query module was fetched before any query');
-  // run `sql` as the user does and wait for its result (the summary names the SQL it is of)
-  const run = async (sql) => {
-    await page.fill('#sql', sql);
-    await page.click('#run-query');
-    await page.waitForFunction((q) => ['#query-summary', '#query-error'].some((s) => document.querySelector(s)?.dataset.sql === q), sql, { timeout: 60000 });
-    const err = await page.locator('#query-error').count();
-    return err ? { error: await text(page, '#query-error') } : {
-      summary: await text(page, '#query-summary'),
-      head: await page.locator('#query-grid thead th').allInnerTexts(),
-      rows: await page.locator('#query-grid tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText))),
-    };
-  };
-  const cli = (sql) => {
-    const out = execFileSync(process.env.DELTALENS_BIN, ['query', sql.split(url).join(local), '--format', 'tsv']).toString();
-    const [head, ...rows] = out.split('\n').filter((l) => l.length);
-    return { head: head.split('\t'), rows: rows.map((r) => r.split('\t').map((c) => (c === '\\N' ? '∅' : c))) };
-  };
+  const run = (sql) => runQuery(page, sql);
+  const cli = (sql) => cliQuery(sql, url, local);
   const cases = [
     `SELECT event_type, COUNT(*) AS n, SUM(price) AS total FROM '${url}' GROUP BY event_type ORDER BY event_type`,
     `SELECT brand, MAX(price) AS top FROM '${url}' WHERE price > 10 GROUP BY brand ORDER BY top DESC, brand LIMIT 5`,
@@ -547,6 +554,41 @@ await check('demo: query tab (Web Worker, equal to deltalens query, chart, URL, 
   await page.fill('#budget-max_millis', '999999999');
   await page.dispatchEvent('#budget-max_millis', 'change');
   assert.equal(await page.inputValue('#budget-max_millis'), '300000');
+});
+
+// The pool: with 4 cores (pinned), a grouped query over a 39 MB table (bench/pool_table.py)
+// is planned by the query worker, read in 4 splits by 4 workers it starts, and merged by
+// the fan-out's code; equal to the CLI's answer, each worker's busy time reported.
+await check('pool: queries over a 39 MB table read in splits by 4 workers, equal to deltalens query', async (page) => {
+  assert.ok(process.env.POOL_TABLE, 'POOL_TABLE (bench/pool_table.py) is not set');
+  await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 4 }));
+  const url = tableUrl('pool');
+  await open(page, 'pool', '&tab=query');
+  await idle(page);
+  await page.waitForSelector('#sql');
+  for (const sql of [
+    `SELECT category, COUNT(*) AS n, SUM(price) AS s, AVG(price) AS a, MIN(price) AS lo, MAX(id) AS hi FROM '${url}' GROUP BY category ORDER BY category`,
+    `SELECT id, price FROM '${url}' WHERE price > 999.9 ORDER BY price DESC, id LIMIT 5`,
+    `SELECT COUNT(*) AS n FROM '${url}' WHERE category = 'c3'`,
+  ]) {
+    const got = await runQuery(page, sql);
+    assert.ok(!got.error, `${sql}: ${got.error}`);
+    const want = cliQuery(sql, url, process.env.POOL_TABLE);
+    assert.deepEqual(got.head, want.head, sql);
+    // sums and averages of doubles merged from partial sums may differ in the last digits
+    const close = (a, b) => a === b || Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
+    assert.equal(got.rows.length, want.rows.length, sql);
+    got.rows.forEach((r, i) => r.forEach((c, j) => assert.ok(close(c, want.rows[i][j]), `${sql}: row ${i} column ${j}: ${c} vs ${want.rows[i][j]}`)));
+    const m = got.summary.match(/read in (\d+) splits by (\d+) workers \(busy ([^)]*)\)/);
+    assert.ok(m, got.summary);
+    assert.equal(Number(m[1]), 4, got.summary);
+    assert.equal(Number(m[2]), 4, got.summary);
+    const busy = m[3].split(', ').map((b) => Number(b.replace(' ms', '')));
+    assert.ok(busy.every((b) => b > 0), `a worker of the pool was never busy: ${m[3]}`);
+    console.log(`  pool: ${got.summary}`);
+  }
+  // the coordinator and the 4 workers of its pool
+  assert.equal(page.workers().length, 5, page.workers().map((w) => w.url()).join(' '));
 });
 
 await browser.close();

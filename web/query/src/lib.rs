@@ -24,14 +24,21 @@ pub mod protocol;
 #[cfg(target_arch = "wasm32")]
 mod worker;
 
+use std::future::Future;
+
 use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_schema::DataType;
-use deltalens_api::{Limits, Output, Query, Source, execute_limited, parse_sql};
-use deltalens_core::{Table, VersionSpec};
+use deltalens_api::{
+    ApiError, FanOutOptions, Limits, Output, Partial, Query, Source, execute_limited,
+    execute_partial, fan_out, parse_sql,
+};
+use deltalens_core::scan::ScanOptions;
+use deltalens_core::{PlanOptions, Split, Table, VersionSpec};
 use deltalens_present::Format;
 use deltalens_present::cell::text_rows;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::{Answer, Budgets, Column, Progress, SHOWN_ROWS};
 
@@ -79,6 +86,127 @@ pub async fn run(table: &Table, query: &Query, budgets: &Budgets) -> Result<Outp
     execute_limited(query, table, limits(budgets))
         .await
         .map_err(|e| e.to_string())
+}
+
+/// A query over fewer bytes of data files than this is read by one worker: cutting it
+/// costs more (each worker of the pool fetches its files' footers on its own) than it saves.
+pub const MIN_POOL_BYTES: u64 = 16 << 20;
+
+/// A query read by a pool of workers, or by one.
+#[derive(Debug)]
+pub struct Pooled {
+    pub output: Output,
+    /// The splits it was cut into (1: read by this worker alone).
+    pub splits: usize,
+}
+
+/// One split of a query, for a worker of the pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitRequest {
+    /// The query's request, with the split's share of the budgets.
+    pub request: protocol::Request,
+    /// The files it reads (the plan's version: nothing is read from the log).
+    pub split: Split,
+}
+
+/// Whether `query` may be cut into splits whose partial answers merge into its answer: a
+/// table (not a change feed) aggregated or ordered. A plain `SELECT … LIMIT n` stops early
+/// when read in one piece.
+fn worth_splitting(query: &Query) -> bool {
+    matches!(query.source, Source::Table { .. })
+        && (query.aggregates() || !query.order_by.is_empty())
+}
+
+/// The budgets of one of `n` splits: a share of the bytes read, the requests and the bytes
+/// decoded; the result rows, the rows held and the time are each worker's own.
+pub fn split_budgets(b: &Budgets, n: usize) -> Budgets {
+    let n = n.max(1) as u64;
+    Budgets {
+        max_bytes: b.max_bytes.div_ceil(n),
+        max_requests: b.max_requests.div_ceil(n),
+        max_decoded_bytes: b.max_decoded_bytes.div_ceil(n),
+        ..*b
+    }
+}
+
+/// One split of `query` read here: its partial state as Arrow IPC (what a worker of the
+/// pool answers its coordinator).
+pub async fn run_split(
+    table: &Table,
+    query: &Query,
+    split: &Split,
+    budgets: &Budgets,
+) -> Result<Vec<u8>, String> {
+    let partial = execute_partial(query, split, table, limits(budgets))
+        .await
+        .map_err(|e| e.to_string())?;
+    partial.to_ipc().map_err(|e| e.to_string())
+}
+
+/// `query` read by a pool of `width` workers when it is worth it — a table of at least
+/// `min_bytes` (after the filter's pruning) that it aggregates or orders, cut into splits
+/// as the edge worker's fan-out cuts it, each split's partial state answered by `call`,
+/// merged here by the fan-out's own code (`deltalens_api::fan_out`) — or else read here.
+pub async fn run_pooled<F, Fut>(
+    table: &Table,
+    query: &Query,
+    budgets: &Budgets,
+    width: usize,
+    min_bytes: u64,
+    call: F,
+) -> Result<Pooled, String>
+where
+    F: Fn(&Split, usize) -> Fut,
+    Fut: Future<Output = Result<Vec<u8>, String>>,
+{
+    let alone = || async move {
+        run(table, query, budgets)
+            .await
+            .map(|output| Pooled { output, splits: 1 })
+    };
+    let Source::Table { at, .. } = &query.source else {
+        return alone().await;
+    };
+    if width < 2 || !worth_splitting(query) {
+        return alone().await;
+    }
+    let info = table.version_info(*at).await.map_err(|e| e.to_string())?;
+    let scan = ScanOptions {
+        filter: query.filter.clone(),
+        ..Default::default()
+    };
+    let cut = PlanOptions {
+        splits: Some(width),
+        ..Default::default()
+    };
+    let plan = info.plan(&scan, &cut).await.map_err(|e| e.to_string())?;
+    if plan.bytes < min_bytes || plan.splits.len() < 2 {
+        return alone().await;
+    }
+    let limits = limits(budgets);
+    let held = limits.max_rows_buffered.unwrap_or(usize::MAX);
+    let splits = plan.splits.len();
+    let options = FanOutOptions {
+        concurrency: width,
+        // a worker that failed once fails again: its error is the query's
+        attempts: 1,
+        max_requests: u32::try_from(splits).unwrap_or(u32::MAX),
+    };
+    let ask = |split: &Split, n: usize| {
+        let answer = call(split, n);
+        async move {
+            let bytes = answer.await.map_err(|message| ApiError::Remote {
+                status: 500,
+                code: "split_failed".into(),
+                message,
+            })?;
+            Partial::from_ipc(&bytes, held)
+        }
+    };
+    let output = fan_out(query, &plan, &options, limits.max_rows, ask)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Pooled { output, splits })
 }
 
 /// The values of column `i` of `batches` as numbers (at most [`SHOWN_ROWS`]), when the
@@ -133,6 +261,8 @@ pub fn answer(query: &Query, out: &Output, io: Progress) -> Result<Answer, Strin
         grouped: !query.group_by.is_empty(),
         requests: io.requests,
         bytes: io.bytes,
+        splits: 1,
+        busy_ms: Vec::new(),
     })
 }
 

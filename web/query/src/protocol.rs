@@ -113,7 +113,13 @@ pub struct Request {
     /// `TIMESTAMP AS OF`; `None` for the latest.
     pub version: Option<u64>,
     pub budgets: Budgets,
+    /// Workers that may read it in splits (the page's `navigator.hardwareConcurrency`,
+    /// capped at [`MAX_WORKERS`]); 1 reads it in the query worker alone.
+    pub workers: u32,
 }
+
+/// The most workers one query is read by.
+pub const MAX_WORKERS: u32 = 8;
 
 /// A column of the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,9 +144,15 @@ pub struct Answer {
     pub version: u64,
     /// Whether the query groups (`GROUP BY`): the page offers a chart of it.
     pub grouped: bool,
-    /// Storage requests and bytes the query made.
+    /// Storage requests and bytes the query made (the query worker's: the plan, or the
+    /// whole read when it read alone).
     pub requests: u64,
     pub bytes: u64,
+    /// The splits it was read in (1: by the query worker alone).
+    pub splits: u32,
+    /// How long each worker of the pool was busy with its splits, in milliseconds (empty
+    /// when read alone).
+    pub busy_ms: Vec<u64>,
 }
 
 /// What a running query has read so far.

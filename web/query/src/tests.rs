@@ -191,6 +191,7 @@ fn the_protocol_round_trips_and_hides_secrets() {
         sql: "SELECT 1".into(),
         version: Some(3),
         budgets: Budgets::default(),
+        workers: 2,
     };
     let json = serde_json::to_string(&r).unwrap();
     let back: protocol::Request = deltalens_json::from_str(&json).unwrap();
@@ -201,4 +202,113 @@ fn the_protocol_round_trips_and_hides_secrets() {
         "{shown}"
     );
     assert!(deltalens_json::from_str::<protocol::Request>("[1]").is_err());
+}
+
+/// Every split read in process, as a worker of the pool would read it (its own storage,
+/// the split's share of the budgets).
+fn pooled(sql: &str, width: usize) -> Result<(Answer, usize), String> {
+    let q = prepare(sql, "memory://demo", None)?;
+    let b = Budgets::default();
+    let out = block_on(run_pooled(&demo(), &q, &b, width, 0, |split, n| {
+        let (q, split, share) = (q.clone(), split.clone(), split_budgets(&b, n));
+        async move { run_split(&demo(), &q, &split, &share).await }
+    }))?;
+    Ok((answer(&q, &out.output, Progress::default())?, out.splits))
+}
+
+/// A pool's answer is the one worker's answer: aggregates, groups, averages, ordering
+/// and limits merged by the fan-out's code.
+#[test]
+fn a_pool_answers_as_one_worker_does() {
+    for sql in [
+        "SELECT COUNT(*) AS n, SUM(price) AS s, MIN(price) AS lo, MAX(price) AS hi, AVG(price) AS a FROM 'memory://demo'",
+        "SELECT event_type, COUNT(*) AS n, AVG(price) AS a FROM 'memory://demo' GROUP BY event_type ORDER BY event_type",
+        "SELECT brand, SUM(price) AS s FROM 'memory://demo' WHERE price > 5 GROUP BY brand ORDER BY s DESC, brand LIMIT 4",
+        "SELECT product_id, price FROM 'memory://demo' ORDER BY price DESC, product_id LIMIT 10",
+        "SELECT COUNT(*) FROM 'memory://demo' VERSION AS OF 3",
+    ] {
+        let one = ask(sql, None, &Budgets::default()).unwrap();
+        let one = answer(&one.0, &one.1, Progress::default()).unwrap();
+        for width in [2, 3, 8] {
+            let (many, splits) = pooled(sql, width).unwrap();
+            assert!(
+                splits >= 2 && splits <= width,
+                "{sql}: {splits} splits for {width}"
+            );
+            assert_eq!(many.rows, one.rows, "{sql} in {splits} splits");
+            assert_eq!(many.version, one.version, "{sql}");
+        }
+    }
+}
+
+/// Queries a pool would not speed up are read by one worker: a plain LIMIT (it stops
+/// early), a change feed, a pool of one, a table under the size threshold.
+#[test]
+fn some_queries_are_read_alone() {
+    for sql in [
+        "SELECT * FROM 'memory://demo' LIMIT 5",
+        "SELECT COUNT(*) FROM table_changes('memory://demo', 0)",
+    ] {
+        assert_eq!(pooled(sql, 4).unwrap().1, 1, "{sql}");
+    }
+    assert_eq!(
+        pooled("SELECT COUNT(*) FROM 'memory://demo'", 1).unwrap().1,
+        1
+    );
+    let q = prepare(
+        "SELECT COUNT(*) FROM 'memory://demo'",
+        "memory://demo",
+        None,
+    )
+    .unwrap();
+    let b = Budgets::default();
+    let out = block_on(run_pooled(
+        &demo(),
+        &q,
+        &b,
+        4,
+        MIN_POOL_BYTES,
+        |_, _| async { Err::<Vec<u8>, String>("no worker should be asked".into()) },
+    ))
+    .unwrap();
+    assert_eq!(out.splits, 1, "the demo table is far under MIN_POOL_BYTES");
+}
+
+/// A worker that fails fails the query, naming the split and the worker's message.
+#[test]
+fn a_failed_split_names_itself() {
+    let q = prepare(
+        "SELECT COUNT(*) FROM 'memory://demo'",
+        "memory://demo",
+        None,
+    )
+    .unwrap();
+    let b = Budgets::default();
+    let e = block_on(run_pooled(&demo(), &q, &b, 2, 0, |split, _| {
+        let id = split.id;
+        async move { Err::<Vec<u8>, String>(format!("worker of split {id} stopped")) }
+    }))
+    .unwrap_err();
+    assert!(e.contains("split") && e.contains("stopped"), "{e}");
+}
+
+/// Each split gets a share of the bytes, requests and decoded bytes, never nothing.
+#[test]
+fn split_budgets_share_what_is_spent() {
+    let b = Budgets {
+        max_bytes: 10,
+        max_requests: 7,
+        max_decoded_bytes: 1,
+        ..Budgets::default()
+    };
+    let s = split_budgets(&b, 3);
+    assert_eq!(
+        (s.max_bytes, s.max_requests, s.max_decoded_bytes),
+        (4, 3, 1)
+    );
+    assert_eq!(
+        (s.max_rows, s.max_rows_buffered, s.max_millis),
+        (b.max_rows, b.max_rows_buffered, b.max_millis)
+    );
+    assert_eq!(split_budgets(&b, 0), split_budgets(&b, 1));
 }

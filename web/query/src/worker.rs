@@ -1,5 +1,9 @@
-//! The exports `web/query/worker.js` calls: [`query`], [`progress`] while it runs, and
-//! [`download`] of its result.
+//! The exports `web/query/worker.js` calls: [`query`], [`progress`] while it runs,
+//! [`download`] of its result, and [`split`] in a worker of the pool.
+//!
+//! A query worth cutting ([`crate::run_pooled`]) is planned here and its splits sent to
+//! the pool `worker.js` keeps (`globalThis.deltalensPool`: workers started from the same
+//! script, one split at a time each), whose partial states are merged here.
 //!
 //! The table's storage is built as the page builds it (`deltalens-fetch-storage` from the
 //! same options, retried, cached) and kept while the table and options stay the same, so
@@ -10,15 +14,18 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use deltalens_api::Output;
-use deltalens_core::Table;
+use deltalens_core::{Split, Table};
 use deltalens_fetch_storage::{BrowserOptions, FetchStorage, Sleep, boxed_sleep};
 use deltalens_storage::{
     BudgetStorage, Budgets as StorageBudgets, CachingStorage, CountingStorage, RetryPolicy,
     RetryStorage,
 };
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
-use crate::protocol::{Progress, Request, StorageOptions};
+use crate::protocol::{MAX_WORKERS, Progress, Request, StorageOptions};
+use crate::{MIN_POOL_BYTES, SplitRequest, split_budgets};
 
 /// Bytes of objects kept between queries on one table (the log's tail, footers).
 const CACHE_BYTES: usize = 64 * 1024 * 1024;
@@ -67,24 +74,93 @@ fn cached_for(url: &str, storage: &StorageOptions) -> Result<Arc<Cached>, String
     })
 }
 
-async fn answer(request: &str) -> Result<String, String> {
-    let req: Request = deltalens_json::from_str(request)
-        .map_err(|e| format!("the page sent a request the query module cannot read: {e}"))?;
-    let url = req.url.trim().trim_end_matches('/').to_string();
-    let query = crate::prepare(&req.sql, &url, req.version)?;
-    let cached = cached_for(&url, &req.storage)?;
+fn js_error(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| js_sys::Error::from(e.clone()).message().as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// Call `method` of the pool `worker.js` keeps.
+fn pool(method: &str, args: &Array) -> Result<JsValue, String> {
+    let pool = Reflect::get(&js_sys::global(), &"deltalensPool".into())
+        .ok()
+        .filter(|p| p.is_object())
+        .ok_or("this query worker has no pool of workers")?;
+    let f: Function = Reflect::get(&pool, &method.into())
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| format!("the pool of workers has no {method}"))?;
+    f.apply(&pool, args).map_err(|e| js_error(&e))
+}
+
+/// A split answered by a worker of the pool: its partial state.
+async fn ask_pool(json: Result<String, String>) -> Result<Vec<u8>, String> {
+    let promise: Promise = pool("split", &Array::of1(&json?.into()))?
+        .dyn_into()
+        .map_err(|_| "the pool did not answer a promise".to_string())?;
+    let bytes = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
+    bytes
+        .dyn_into::<Uint8Array>()
+        .map(|b| b.to_vec())
+        .map_err(|_| "a worker of the pool answered something that is not bytes".to_string())
+}
+
+/// What the pool's workers did for a query (`worker.js`: `deltalensPool.report()`).
+#[derive(Debug, Default, serde::Deserialize)]
+struct PoolReport {
+    busy_ms: Vec<u64>,
+    requests: u64,
+    bytes: u64,
+}
+
+fn pool_report() -> PoolReport {
+    pool("report", &Array::new())
+        .ok()
+        .and_then(|r| r.as_string())
+        .and_then(|r| deltalens_json::from_str(&r).ok())
+        .unwrap_or_default()
+}
+
+/// The storage of one query or split: the table's cached storage under `budgets`,
+/// counted.
+fn storage_for(req: &Request, url: &str) -> Result<Arc<Counted>, String> {
+    let cached = cached_for(url, &req.storage)?;
     let budgets = StorageBudgets {
         max_requests: Some(req.budgets.max_requests),
         max_bytes: Some(req.budgets.max_bytes),
         max_millis: Some(req.budgets.max_millis as f64),
     };
-    let counter = Arc::new(CountingStorage::new(BudgetStorage::new(
+    Ok(Arc::new(CountingStorage::new(BudgetStorage::new(
         cached, budgets, now_ms,
-    )));
+    ))))
+}
+
+async fn answer(request: &str) -> Result<String, String> {
+    let req: Request = deltalens_json::from_str(request)
+        .map_err(|e| format!("the page sent a request the query module cannot read: {e}"))?;
+    let url = req.url.trim().trim_end_matches('/').to_string();
+    let query = crate::prepare(&req.sql, &url, req.version)?;
+    let counter = storage_for(&req, &url)?;
     RUNNING.set(Some(Arc::clone(&counter)));
     LAST.set(None);
     let table = Table::new(counter.clone(), &url);
-    let out = crate::run(&table, &query, &req.budgets).await;
+    let width = req.workers.clamp(1, MAX_WORKERS) as usize;
+    if width > 1 {
+        pool("reset", &Array::new())?;
+    }
+    let call = |split: &Split, n: usize| {
+        let share = Request {
+            budgets: split_budgets(&req.budgets, n),
+            ..req.clone()
+        };
+        let json = serde_json::to_string(&SplitRequest {
+            request: share,
+            split: split.clone(),
+        })
+        .map_err(|e| e.to_string());
+        ask_pool(json)
+    };
+    let out = crate::run_pooled(&table, &query, &req.budgets, width, MIN_POOL_BYTES, call).await;
     RUNNING.set(None);
     let stats = counter.stats();
     let out = out?;
@@ -92,9 +168,38 @@ async fn answer(request: &str) -> Result<String, String> {
         requests: stats.requests,
         bytes: stats.bytes,
     };
-    let answer = crate::answer(&query, &out, io)?;
-    LAST.set(Some(out));
+    let mut answer = crate::answer(&query, &out.output, io)?;
+    answer.splits = out.splits as u32;
+    if out.splits > 1 {
+        // the splits' reads are the query's too
+        let report = pool_report();
+        answer.busy_ms = report.busy_ms;
+        answer.requests += report.requests;
+        answer.bytes += report.bytes;
+    }
+    LAST.set(Some(out.output));
     serde_json::to_string(&answer).map_err(|e| e.to_string())
+}
+
+async fn split_answer(request: &str) -> Result<Vec<u8>, String> {
+    let r: SplitRequest = deltalens_json::from_str(request)
+        .map_err(|e| format!("the coordinator sent a split this worker cannot read: {e}"))?;
+    let url = r.request.url.trim().trim_end_matches('/').to_string();
+    let query = crate::prepare(&r.request.sql, &url, r.request.version)?;
+    let counter = storage_for(&r.request, &url)?;
+    // what it read stays readable (`progress`) until the next split: worker.js reports it
+    RUNNING.set(Some(Arc::clone(&counter)));
+    let table = Table::new(counter, &url);
+    crate::run_split(&table, &query, &r.split, &r.request.budgets).await
+}
+
+/// Read the split of `request` (a [`SplitRequest`] as JSON) in a worker of the pool: its
+/// partial state as Arrow IPC, or an error message.
+#[wasm_bindgen]
+pub async fn split(request: String) -> Result<Vec<u8>, JsValue> {
+    split_answer(&request)
+        .await
+        .map_err(|e| JsValue::from_str(&e))
 }
 
 /// Run the query of `request` (a [`Request`] as JSON); its [`crate::protocol::Answer`]
@@ -104,18 +209,16 @@ pub async fn query(request: String) -> Result<String, JsValue> {
     answer(&request).await.map_err(|e| JsValue::from_str(&e))
 }
 
-/// What the running query has read so far, as JSON ([`Progress`]).
+/// What the running query has read so far, as JSON ([`Progress`]): its own reads and
+/// those of the splits its pool has answered.
 #[wasm_bindgen]
 pub fn progress() -> String {
-    let p = RUNNING.with_borrow(|r| {
-        r.as_ref().map_or(Progress::default(), |c| {
-            let s = c.stats();
-            Progress {
-                requests: s.requests,
-                bytes: s.bytes,
-            }
-        })
-    });
+    let own = RUNNING.with_borrow(|r| r.as_ref().map(|c| c.stats()));
+    let pool = pool_report();
+    let p = Progress {
+        requests: own.as_ref().map_or(0, |s| s.requests) + pool.requests,
+        bytes: own.as_ref().map_or(0, |s| s.bytes) + pool.bytes,
+    };
     serde_json::to_string(&p).unwrap_or_default()
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::future::{Either, select};
 use leptos::prelude::*;
 
-use crate::query::protocol::{Answer, Budgets, Request};
+use crate::query::protocol::{Answer, Budgets, MAX_WORKERS, Request};
 use crate::rows::{self, Grid};
 use crate::state::{Ctx, QueryRun, use_ctx};
 use crate::tabs::{axis_value, chart_summary, grid_view};
@@ -110,6 +110,7 @@ pub fn run_query(ctx: Ctx, sql: String, version: u64, budgets: Budgets) {
         sql: sql.clone(),
         version: Some(version),
         budgets,
+        workers: pool_width(),
     };
     ctx.query_run.set(Some(QueryRun {
         sql,
@@ -154,6 +155,13 @@ pub fn run_query(ctx: Ctx, sql: String, version: u64, budgets: Budgets) {
         });
         Ok(())
     });
+}
+
+/// Workers a query may be read by: one per core of this machine
+/// (`navigator.hardwareConcurrency`), at most [`MAX_WORKERS`].
+fn pool_width() -> u32 {
+    let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+    (cores as u32).clamp(1, MAX_WORKERS)
 }
 
 /// Show what the running query has read, every [`PROGRESS_EVERY`], until dropped.
@@ -274,8 +282,19 @@ fn Result(sql: String, answer: Answer) -> impl IntoView {
     } else {
         String::new()
     };
+    let pool = if answer.splits > 1 {
+        let busy: Vec<String> = answer.busy_ms.iter().map(|ms| format!("{ms} ms")).collect();
+        format!(
+            " · read in {} splits by {} workers (busy {})",
+            answer.splits,
+            answer.busy_ms.len(),
+            busy.join(", ")
+        )
+    } else {
+        String::new()
+    };
     let summary = format!(
-        "{} rows{more} · version {} · {} requests, {} read",
+        "{} rows{more} · version {} · {} requests, {} read{pool}",
         answer.total_rows,
         answer.version,
         answer.requests,
