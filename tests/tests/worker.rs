@@ -1779,3 +1779,95 @@ fn worker_fan_out_retries_a_failed_split_and_names_one_that_keeps_failing() {
         "worker: a split that hangs ends its query at the 3 s wall-time budget, in {took:.1} s"
     );
 }
+
+/// Answers of pinned versions are kept in the Cache API (worker/src/pinned.rs): the same
+/// pinned question again is answered from the cache — the same bytes, nothing read,
+/// `x-deltalens-cache: hit`; another format or other budgets are another question; the
+/// latest version, a time and a change feed without an end are never kept.
+#[test]
+fn worker_keeps_the_answers_of_pinned_versions() {
+    let Some(e) = env() else {
+        return;
+    };
+    let _shared = sharing_the_isolate();
+    let url = "r2://TABLES/demo";
+    // SQL no other test sends: the cache lives as long as the worker under test
+    let pinned = format!(
+        "SELECT event_type, COUNT(*) AS n_kept FROM '{url}' VERSION AS OF 3 GROUP BY event_type ORDER BY event_type"
+    );
+    let first = e.post(&pinned, &[("format", "jsonl")]);
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.header("x-deltalens-cache"), Some("miss"));
+    assert!(first.num("x-deltalens-subrequests") > 0);
+    let again = e.post(&pinned, &[("format", "jsonl")]);
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.header("x-deltalens-cache"), Some("hit"));
+    assert_eq!(again.body, first.body, "a kept answer is the answer");
+    assert_eq!(again.num("x-deltalens-subrequests"), 0);
+    assert_eq!(again.num("x-deltalens-bytes-read"), 0);
+    assert_eq!(again.header("x-deltalens-version"), Some("3"));
+    assert_eq!(again.header("cache-control"), Some("no-store"));
+    // another format, other budgets: other questions
+    let csv = e.post(&pinned, &[("format", "csv")]);
+    assert_eq!(
+        csv.header("x-deltalens-cache"),
+        Some("miss"),
+        "{}",
+        csv.text()
+    );
+    let budget = e.post(&pinned, &[("format", "jsonl"), ("budget_rows", "2")]);
+    assert_eq!(budget.status, 413, "{}", budget.text());
+    assert_eq!(
+        budget.header("x-deltalens-cache"),
+        None,
+        "an error is not kept"
+    );
+    // a scan at a version and a bounded change feed are pinned too
+    let scan = |_: u8| {
+        e.get(
+            "/v1/scan",
+            &[
+                ("table", url),
+                ("version", "2"),
+                ("limit", "7"),
+                ("columns", "product_id,event_type"),
+                ("format", "jsonl"),
+            ],
+        )
+    };
+    let (s1, s2) = (scan(1), scan(2));
+    assert_eq!((s1.status, s2.status), (200, 200), "{}", s1.text());
+    assert_eq!(s2.header("x-deltalens-cache"), Some("hit"));
+    assert_eq!(s2.body, s1.body);
+    let feed = format!(
+        "SELECT _change_type, COUNT(*) AS n_kept FROM table_changes('{url}', 1, 3) GROUP BY _change_type ORDER BY _change_type"
+    );
+    let (f1, f2) = (
+        e.post(&feed, &[("format", "jsonl")]),
+        e.post(&feed, &[("format", "jsonl")]),
+    );
+    assert_eq!((f1.status, f2.status), (200, 200), "{}", f1.text());
+    assert_eq!(f2.header("x-deltalens-cache"), Some("hit"));
+    assert_eq!(f2.body, f1.body);
+    // what moves is never kept: the latest version, a time (answered or not: the time
+    // may be past the newest commit), a change feed without an end
+    for (sql, must_answer) in [
+        (format!("SELECT COUNT(*) AS n_kept FROM '{url}'"), true),
+        (
+            format!(
+                "SELECT COUNT(*) AS n_kept FROM '{url}' TIMESTAMP AS OF '2030-01-01T00:00:00Z'"
+            ),
+            false,
+        ),
+        (
+            format!("SELECT COUNT(*) AS n_kept FROM table_changes('{url}', 1)"),
+            true,
+        ),
+    ] {
+        for _ in 0..2 {
+            let r = e.post(&sql, &[("format", "jsonl")]);
+            assert!(!must_answer || r.status == 200, "{sql}: {}", r.text());
+            assert_eq!(r.header("x-deltalens-cache"), None, "{sql}");
+        }
+    }
+}

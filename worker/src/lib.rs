@@ -13,6 +13,7 @@ mod catalog;
 mod config;
 mod errors;
 mod fanout;
+mod pinned;
 mod r2;
 mod relay;
 mod routes;

@@ -65,7 +65,7 @@ fn with_cors(r: Response, origin: Option<&str>) -> worker::Result<Response> {
         h.set("access-control-allow-origin", o)?;
         h.set(
             "access-control-expose-headers",
-            "x-deltalens-version, x-deltalens-subrequests, x-deltalens-bytes-read, x-deltalens-rows, content-range, content-length, etag, last-modified",
+            "x-deltalens-version, x-deltalens-subrequests, x-deltalens-bytes-read, x-deltalens-rows, x-deltalens-cache, content-range, content-length, etag, last-modified",
         )?;
         h.set("vary", "origin")?;
         return Ok(r.with_headers(h));
@@ -151,14 +151,25 @@ async fn route(req: Request, env: &Env, config: &Config) -> Result<Response, Err
         .allowlist
         .check(api.table())
         .map_err(|e| nothing_spent(e.into()))?;
+    // a pinned version's answer, when this worker kept it (nothing is read then)
+    let pinned = crate::pinned::key(&url.origin().ascii_serialization(), &path, &api, config);
+    if let Some(key) = &pinned
+        && let Some(kept) = crate::pinned::get(key).await
+    {
+        return Ok(kept);
+    }
     let opened = crate::catalog::open(api.table(), env, config)
         .await
         .map_err(nothing_spent)?;
     // a request in flight ends with the wall-time error when the time is up
     opened.budget.set_timer(deltalens_fetch_storage::sleep);
-    answer(&req, env, config, api, fan, &opened)
+    let r = answer(&req, env, config, api, fan, &opened)
         .await
-        .map_err(|e| e.with_spent(spent_by(&opened.budget)))
+        .map_err(|e| e.with_spent(spent_by(&opened.budget)))?;
+    match pinned {
+        Some(key) => Ok(crate::pinned::put(&key, r).await?),
+        None => Ok(r),
+    }
 }
 
 /// What a table route's request is: answered already (`GET /`), or a question for the
