@@ -58,22 +58,25 @@ const pool = {
     w.postMessage({ init });
     return w;
   },
-  split(json) {
-    let i = this.free.pop();
+  // split `id` goes to worker `id` when it is free: a query asked again finds each split's
+  // bytes in the cache of the worker that read them
+  split(json, id) {
+    const at = this.free.indexOf(id);
+    let i = at >= 0 ? this.free.splice(at, 1)[0] : this.free.pop();
     if (i === undefined) {
       i = this.workers.length;
       this.busy.push(0);
       this.workers.push(this.start(i));
     }
-    const id = this.next++;
+    const job = this.next++;
     return new Promise((resolve, reject) => {
-      this.jobs.set(id, { resolve, reject, i, start: performance.now() });
-      this.workers[i].postMessage({ id, split: json });
+      this.jobs.set(job, { resolve, reject, i, start: performance.now() });
+      this.workers[i].postMessage({ id: job, split: json });
     });
   },
 };
 globalThis.deltalensPool = {
-  split: (json) => pool.split(json),
+  split: (json, id) => pool.split(json, id),
   report: () => JSON.stringify({ busy_ms: pool.busy.map((ms) => Math.round(ms)), requests: pool.requests, bytes: pool.bytes }),
   reset: () => { pool.busy = pool.busy.map(() => 0); pool.requests = 0; pool.bytes = 0; },
 };

@@ -93,9 +93,10 @@ fn pool(method: &str, args: &Array) -> Result<JsValue, String> {
     f.apply(&pool, args).map_err(|e| js_error(&e))
 }
 
-/// A split answered by a worker of the pool: its partial state.
-async fn ask_pool(json: Result<String, String>) -> Result<Vec<u8>, String> {
-    let promise: Promise = pool("split", &Array::of1(&json?.into()))?
+/// Split `id` answered by a worker of the pool: its partial state.
+async fn ask_pool(json: Result<String, String>, id: usize) -> Result<Vec<u8>, String> {
+    let args = Array::of2(&json?.into(), &JsValue::from_f64(id as f64));
+    let promise: Promise = pool("split", &args)?
         .dyn_into()
         .map_err(|_| "the pool did not answer a promise".to_string())?;
     let bytes = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
@@ -158,7 +159,7 @@ async fn answer(request: &str) -> Result<String, String> {
             split: split.clone(),
         })
         .map_err(|e| e.to_string());
-        ask_pool(json)
+        ask_pool(json, split.id)
     };
     let out = crate::run_pooled(&table, &query, &req.budgets, width, MIN_POOL_BYTES, call).await;
     RUNNING.set(None);
