@@ -351,6 +351,163 @@ def emulator_checks(tmp):
         check(st == 403, f"azurite: SAS refused after se=: {st}")
 
 
+def write_managed_table(root):
+    """A catalog-managed layout as PROTOCOL.md's example draws it: published 0 and 1, a
+    staged copy of 1 (ratified, published), 2 ratified, a rejected 2 and an unratified 3.
+    Only this server's answers are checked here (the files are not a Delta table a reader
+    is asked to read: that is the CLI's test, on tables real writers wrote)."""
+    log = os.path.join(root, "_delta_log")
+    staged = os.path.join(log, "_staged_commits")
+    os.makedirs(staged)
+    ids = {1: "016ae953-37a9-438e-8683-9a9a4a79a395", 2: "7d17ac10-5cc3-401b-bd1a-9c82dd2ea032",
+           "2x": "b91807ba-fe18-488c-a15e-c4807dbd2174", 3: "0f707846-cd18-4e01-b40e-84ee0ae987b0"}
+
+    def commit(v, ict):
+        return json.dumps({"commitInfo": {"inCommitTimestamp": ict, "txnId": str(v)}}) + "\n"
+
+    for v in (0, 1):
+        with open(os.path.join(log, f"{v:020}.json"), "w") as f:
+            f.write(commit(v, 1000 + v))
+    names = {}
+    for key, v, ict in ((1, 1, 1001), (2, 2, 1002), ("2x", 2, 9999), (3, 3, 1003)):
+        names[key] = f"{v:020}.{ids[key]}.json"
+        with open(os.path.join(staged, names[key]), "w") as f:
+            f.write(commit(v, ict))
+    return names
+
+
+def managed_checks(tmp):
+    root = os.path.join(tmp, "cm_tbl")
+    names = write_managed_table(root)
+    location = "file://" + root
+    ratified = [{"version": 1, "file_name": names[1]}, {"version": 2, "file_name": names[2]}]
+    config = {
+        "aws": {"access_key_id": "test-key", "secret_access_key": "test-secret"},
+        "catalogs": [{"name": "main", "schemas": [{"name": "cm", "tables": [
+            table("t", location, table_type="MANAGED",
+                  catalog_managed={"latest_table_version": 2, "commits": ratified}),
+            table("paged", location, table_type="MANAGED",
+                  catalog_managed={"latest_table_version": 2, "commits": ratified,
+                                   "max_commits_per_page": 1}),
+            table("s3cm", "s3://bkt/tables/s3cm", table_type="MANAGED",
+                  catalog_managed={"latest_table_version": 0, "commits": []}),
+            table("plain", "s3://bkt/tables/plain"),
+            table("hidden", location, select=False, table_type="MANAGED",
+                  catalog_managed={"latest_table_version": 2, "commits": ratified}),
+        ]}]}],
+    }
+    port = start_uc(tmp, "uc-cm", config, 600)
+    ok, info = call(port, "GET", f"{API}/tables/main.cm.t")
+    tid = info.get("table_id")
+    props = info.get("properties", {})
+    check(ok == 200 and info.get("table_type") == "MANAGED"
+          and props.get("delta.feature.catalogManaged") == "supported"
+          and props.get("io.unitycatalog.tableId") == tid,
+          f"a catalog-managed table says so in TableInfo: {ok} {info}")
+    _, plain = call(port, "GET", f"{API}/tables/main.cm.plain")
+    check("delta.feature.catalogManaged" not in plain.get("properties", {}),
+          "a plain table does not say it is catalog-managed")
+
+    size1 = os.path.getsize(os.path.join(root, "_delta_log", "_staged_commits", names[1]))
+    want = [(2, names[2], 1002), (1, names[1], 1001)]
+
+    def commits(req=None, query=None, tok=TOKEN):
+        path = f"{API}/delta/preview/commits"
+        if query is not None:
+            path += "?" + urllib.parse.urlencode(query)
+        return call(port, "GET", path, body=req, token=tok)
+
+    ok, body = commits({"table_id": tid, "table_uri": location, "start_version": 0})
+    got = [(c["version"], c["file_name"], c["timestamp"]) for c in body.get("commits", [])]
+    c1 = [c for c in body.get("commits", []) if c["version"] == 1]
+    check(ok == 200 and got == want and body.get("latest_table_version") == 2
+          and c1 and c1[0]["file_size"] == size1 and c1[0]["file_modification_timestamp"] > 0,
+          f"preview commits (JSON body): ratified 1 and 2 only, newest first, ICT as timestamp, "
+          f"size off the file: {ok} {body}")
+    ok, body2 = commits(query={"table_id": tid, "start_version": "0"})
+    check(ok == 200 and body2 == body, f"preview commits (query string) answer alike: {ok} {body2}")
+    ok, body = commits({"table_id": tid, "start_version": 2})
+    check(ok == 200 and [c["version"] for c in body["commits"]] == [2]
+          and body["latest_table_version"] == 2, f"start_version=2: {ok} {body}")
+    ok, body = commits({"table_id": tid, "start_version": 0, "end_version": 1})
+    check(ok == 200 and [c["version"] for c in body["commits"]] == [1]
+          and body["latest_table_version"] == 2,
+          f"end_version=1 keeps latest_table_version: {ok} {body}")
+    ok, body = commits({"table_id": tid, "start_version": 3})
+    check(ok == 200 and body["commits"] == [] and body["latest_table_version"] == 2,
+          f"past the latest: no commits: {ok} {body}")
+    _, pinfo = call(port, "GET", f"{API}/tables/main.cm.paged")
+    ok, p1 = commits({"table_id": pinfo["table_id"], "start_version": 0})
+    ok2, p2 = commits({"table_id": pinfo["table_id"], "start_version": 2})
+    check(ok == ok2 == 200 and [c["version"] for c in p1["commits"]] == [1]
+          and [c["version"] for c in p2["commits"]] == [2] and p1["latest_table_version"] == 2,
+          f"paging: one commit a call, latest_table_version says more: {p1} {p2}")
+    for req, code, what in (
+            ({"table_id": tid, "start_version": 2, "end_version": 1}, 400, "end < start"),
+            ({"table_id": tid}, 400, "no start_version"),
+            ({"table_id": tid, "start_version": -1}, 400, "negative start_version"),
+            ({"table_id": tid, "start_version": True}, 400, "a boolean start_version"),
+            ({"start_version": 0}, 400, "no table_id"),
+            ({"table_id": "nope", "start_version": 0}, 400, "table_id not a UUID"),
+            ({"table_id": str(uuid.uuid4()), "start_version": 0}, 404, "unknown table"),
+            ({"table_id": tid, "table_uri": "s3://other/t", "start_version": 0}, 400,
+             "table_uri of another location"),
+            ({"table_id": plain["table_id"], "start_version": 0}, 400,
+             "a table that is not catalog-managed"),
+            ([1, 2], 400, "a body that is not an object")):
+        ok, body = commits(req)
+        check(ok == code and isinstance(body, dict) and body.get("error_code"),
+              f"preview commits refuses {what}: {ok} {body}")
+    _, hidden = call(port, "GET", f"{API}/tables/main.cm.hidden")
+    ok, body = commits({"table_id": hidden["table_id"], "start_version": 0})
+    check(ok == 403 and body.get("error_code") == "PERMISSION_DENIED",
+          f"no SELECT, no commits: {ok} {body}")
+    ok, body = commits({"table_id": tid, "start_version": 0}, tok=None)
+    check(ok == 401, f"commits need the token: {ok}")
+
+    base = f"{API}/delta/v1/catalogs/main/schemas/cm/tables"
+    ok, lt = call(port, "GET", f"{base}/t")
+    md = lt.get("metadata", {})
+    check(ok == 200 and md.get("location") == location and md.get("table-uuid") == tid
+          and md.get("table-type") == "MANAGED" and md.get("etag")
+          and md.get("properties", {}).get("io.unitycatalog.tableId") == tid
+          and [(c["version"], c["file-name"], c["timestamp"]) for c in lt.get("commits", [])]
+          == want and lt["commits"][1]["file-size"] == size1
+          and lt.get("latest-table-version") == 2,
+          f"loadTable: metadata, ratified commits newest first, latest version: {ok} {lt}")
+    ok, lp = call(port, "GET", f"{base}/plain")
+    check(ok == 200 and "commits" not in lp and "latest-table-version" not in lp
+          and lp["metadata"]["table-type"] == "EXTERNAL", f"loadTable of a plain table: {lp}")
+    ok, body = call(port, "GET", f"{base}/nope")
+    check(ok == 404 and body.get("error_code") == "TABLE_NOT_FOUND", f"loadTable 404: {ok}")
+    ok, body = call(port, "GET", f"{base}/hidden")
+    check(ok == 403, f"loadTable without SELECT: {ok}")
+    ok, cr = call(port, "GET", f"{base}/s3cm/credentials?operation=READ")
+    sc = (cr.get("storage-credentials") or [{}])[0]
+    check(ok == 200 and sc.get("prefix") == "s3://bkt/tables/s3cm" and sc.get("operation") == "READ"
+          and sc.get("config", {}).get("s3.access-key-id") == "test-key"
+          and sc["config"].get("s3.session-token") and sc.get("expiration-time-ms", 0) > 0,
+          f"delta/v1 credentials (s3): {ok} {cr}")
+    ok, cr = call(port, "GET", f"{base}/t/credentials?operation=READ")
+    check(ok == 200 and cr["storage-credentials"][0]["config"] == {},
+          f"delta/v1 credentials (file://): no secret: {ok} {cr}")
+    ok, body = call(port, "GET", f"{base}/t/credentials")
+    check(ok == 400, f"delta/v1 credentials need operation: {ok}")
+    ok, body = call(port, "GET", f"{base}/s3cm/credentials?operation=READ_WRITE")
+    check(ok == 403, f"delta/v1 READ_WRITE without MODIFY: {ok}")
+    ok, cfg = call(port, "GET", f"{API}/delta/v1/config?catalog=main&protocol-versions=1.1")
+    check(ok == 200 and cfg.get("protocol-version") == "1.0" and cfg.get("endpoints"),
+          f"delta/v1 config: {ok} {cfg}")
+    ok, body = call(port, "GET", f"{API}/delta/v1/config?catalog=main&protocol-versions=2.0")
+    check(ok == 400, f"delta/v1 config with no common version: {ok}")
+    ok, body = call(port, "GET", f"{API}/delta/v1/config?protocol-versions=1.0")
+    check(ok == 400, f"delta/v1 config needs catalog: {ok}")
+    ok, body = call(port, "POST", f"{API}/delta/preview/commits", body={"table_id": tid})
+    check(ok == 501, f"committing is not this read-only server's business: {ok}")
+    ok, stats = call(port, "GET", "/_test/stats")
+    check(ok == 200 and stats.get("commits", 0) >= 8, f"stats count commit answers: {stats}")
+
+
 def main():
     t0 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
@@ -376,6 +533,7 @@ def main():
                 ],
             }
             main_checks(start_uc(tmp, "uc", config, 600))
+            managed_checks(tmp)
             emulator_checks(tmp)
         except Exception as e:  # a crash is a failure, not a traceback with servers left up
             failures.append(f"{type(e).__name__}: {e}")

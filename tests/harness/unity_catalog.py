@@ -18,8 +18,21 @@ Endpoints (prefix /api/2.1/unity-catalog), all needing "Authorization: Bearer TO
   GET  /tables?catalog_name=&schema_name=[&max_results=&page_token=]   ListTablesResponse
   GET  /tables/{full_name}                           TableInfo
   POST /temporary-table-credentials {table_id, operation}   TemporaryCredentials
-Test-only: GET /_test/stats -> {"vends": N, "requests": N} (same token): successful vends,
-and authenticated API requests (stats calls themselves not counted).
+Catalog-managed tables (PROTOCOL.md "Catalog-managed tables": the catalog says which staged
+commits are ratified and what the latest version is), both API generations of the OSS server:
+  GET  /delta/preview/commits  DeltaGetCommits {table_id, table_uri, start_version,
+       end_version} as a JSON body (as the OSS server takes it) or as query parameters
+       -> DeltaGetCommitsResponse {commits: [DeltaCommitInfo], latest_table_version};
+       commits in no particular order (the spec allows any: they come newest first),
+       at most max_commits_per_page (config, default 50) from start_version on
+  GET  /delta/v1/config?catalog=&protocol-versions=       DeltaCatalogConfig
+  GET  /delta/v1/catalogs/{c}/schemas/{s}/tables/{t}      DeltaLoadTableResponse (metadata,
+       every unpublished ratified commit newest first, latest-table-version)
+  GET  /delta/v1/catalogs/{c}/schemas/{s}/tables/{t}/credentials?operation=READ
+       DeltaCredentialsResponse (the same vending as temporary-table-credentials)
+Test-only: GET /_test/stats -> {"vends": N, "requests": N, "commits": N} (same token):
+successful vends, authenticated API requests (stats calls themselves not counted), and
+answers that listed ratified commits (preview commits or loadTable).
 
 Errors are the OSS server's body (GlobalExceptionHandler):
   {"error_code": "TABLE_NOT_FOUND", "message": "Table not found: c.s.t",
@@ -40,7 +53,18 @@ CONFIG.json:
                     "table_type": "EXTERNAL",          # MANAGED, EXTERNAL, VIEW, ...
                     "select": true,                    # false: caller lacks SELECT -> 403
                     "modify": false,                   # true: READ_WRITE allowed
-                    "columns": [], "properties": {}}]}]}]}
+                    "columns": [], "properties": {},
+                    "catalog_managed": {                 # a catalog-managed table (MANAGED)
+                        "latest_table_version": 3,       # the catalog's latest ratified version
+                        "commits": [                     # ratified, not yet published (backfilled)
+                            {"version": 2, "file_name": "<20 digits>.<uuid>.json",
+                             # each of these is read off the file when the location is
+                             # file:// and the field is left out:
+                             "timestamp": ICT, "file_size": N,
+                             "file_modification_timestamp": MS}]}}]}]}]}
+  A catalog-managed table's properties gain delta.feature.catalogManaged=supported and
+  io.unitycatalog.tableId (its table_id), as Unity Catalog's are; the commits API refuses
+  any other table (INVALID_ARGUMENT, as the OSS server's validateTable).
 
 Credentials by storage_location scheme:
   s3://       aws_temp_credentials: the static keys plus a fresh random session_token, or
@@ -58,6 +82,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sys
 import threading
@@ -80,6 +105,11 @@ PAGE_SIZE = 100
 # stable ids across runs, so a test can predict table_id from the full name
 ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://deltalens.test/unity-catalog")
 OWNER = "deltalens-test"
+# a staged commit's name: _delta_log/_staged_commits/<v, 20 digits>.<uuid>.json
+STAGED_NAME = re.compile(r"[0-9]{20}\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.json")
+# the OSS DeltaCommitRepository answers at most this many commits per call (a config value
+# there); the config's max_commits_per_page overrides it so paging can be tested
+COMMITS_PER_PAGE = 50
 
 # OSS io.unitycatalog.server.exception.ErrorCode -> HTTP status (the ones used here)
 STATUS = {
@@ -159,6 +189,68 @@ class Catalog:
                 return self.catalogs[parts[0]], schema, t
         raise ApiError("TABLE_NOT_FOUND", f"Table not found: {full_name}")
 
+    # -- catalog-managed tables: the ratified commits the catalog still holds --
+
+    def managed(self, t, full):
+        """The table's catalog_managed block, or INVALID_ARGUMENT as the OSS server says
+        for a table that is not a managed Delta table."""
+        cm = t.get("catalog_managed")
+        if not isinstance(cm, dict):
+            raise ApiError("INVALID_ARGUMENT",
+                           f"Table {full} is not a managed Delta table: only catalog-managed "
+                           "tables have commits in the catalog")
+        return cm
+
+    def ratified(self, t, full):
+        """(latest_table_version, [DeltaCommitInfo as snake_case dicts]) in version order."""
+        cm = self.managed(t, full)
+        latest = cm.get("latest_table_version")
+        if not isinstance(latest, int) or latest < 0:
+            raise ApiError("INTERNAL", f"config: {full} needs latest_table_version >= 0")
+        out = []
+        for c in cm.get("commits", []):
+            v, name = c.get("version"), c.get("file_name", "")
+            if not isinstance(v, int) or not STAGED_NAME.fullmatch(name) or int(name[:20]) != v:
+                raise ApiError("INTERNAL", f"config: {full} commit {c!r} is not "
+                                           "<version>.<uuid>.json for its version")
+            info = {"version": v, "file_name": name}
+            for field in ("timestamp", "file_size", "file_modification_timestamp"):
+                info[field] = c.get(field)
+            if any(info[f] is None for f in info):
+                info.update(self._read_staged(t, name, info))
+            out.append(info)
+        out.sort(key=lambda c: c["version"])
+        return latest, out
+
+    @staticmethod
+    def _read_staged(t, name, given):
+        """timestamp (the commit's inCommitTimestamp), size and mtime of a local staged file."""
+        loc = urllib.parse.urlparse(t.get("storage_location", ""))
+        if loc.scheme != "file":
+            raise ApiError("INTERNAL", f"config: commit {name} needs timestamp, file_size and "
+                                       "file_modification_timestamp off file:// locations")
+        path = os.path.join(urllib.parse.unquote(loc.path), "_delta_log", "_staged_commits", name)
+        st = os.stat(path)
+        ict = given.get("timestamp")
+        if ict is None:
+            with open(path, "rb") as f:
+                for line in f:
+                    info = json.loads(line).get("commitInfo") if line.strip() else None
+                    if isinstance(info, dict) and "inCommitTimestamp" in info:
+                        ict = info["inCommitTimestamp"]
+                        break
+        return {"timestamp": ict if ict is not None else int(st.st_mtime * 1000),
+                "file_size": given.get("file_size") or st.st_size,
+                "file_modification_timestamp":
+                    given.get("file_modification_timestamp") or int(st.st_mtime * 1000)}
+
+    def properties(self, t, full):
+        props = dict(t.get("properties", {}))
+        if isinstance(t.get("catalog_managed"), dict):
+            props.setdefault("delta.feature.catalogManaged", "supported")
+            props.setdefault("io.unitycatalog.tableId", stable_id("table", full))
+        return props
+
     # -- JSON shapes (components/schemas in api/all.yaml) --
 
     def _audit(self):
@@ -183,14 +275,16 @@ class Catalog:
         full = f"{c['name']}.{s['name']}.{t['name']}"
         info = {
             "name": t["name"], "catalog_name": c["name"], "schema_name": s["name"],
-            "table_type": t.get("table_type", "EXTERNAL"),
+            "table_type": t.get("table_type",
+                                "MANAGED" if isinstance(t.get("catalog_managed"), dict)
+                                else "EXTERNAL"),
             # VIEWs have no format or location unless the config gives them
             "data_source_format": t.get("data_source_format",
                                         None if t.get("table_type") == "VIEW" else "DELTA"),
             "columns": t.get("columns", []),
             "storage_location": t.get("storage_location"),
             "comment": t.get("comment"),
-            "properties": t.get("properties", {}),
+            "properties": self.properties(t, full),
             **self._audit(),
             "table_id": stable_id("table", full),
             "view_definition": t.get("view_definition"),
@@ -411,6 +505,8 @@ class Handler(BaseHTTPRequestHandler):
     def _route(self, method, parts, query, body):
         cat = self.server.catalog
         coll = parts[0]
+        if coll == "delta":
+            return self._delta(method, parts[1:], query, body)
         known = {"catalogs", "schemas", "tables", "temporary-table-credentials"}
         if coll not in known or len(parts) > 2 or (len(parts) == 2 and not parts[1]):
             raise ApiError("NOT_FOUND", f"No such endpoint: {'/'.join(parts)}")
@@ -478,6 +574,10 @@ class Handler(BaseHTTPRequestHandler):
         found = srv.catalog.tables_by_id.get(table_id)
         if found is None:
             raise ApiError("TABLE_NOT_FOUND", f"Table not found with id: {table_id}")
+        return self._vend_checked(found, op)
+
+    def _vend_checked(self, found, op):
+        srv = self.server
         c, s, t = found
         full = f"{c['name']}.{s['name']}.{t['name']}"
         # Databricks' rule: vending needs SELECT on the table and EXTERNAL USE SCHEMA on
@@ -502,6 +602,145 @@ class Handler(BaseHTTPRequestHandler):
             srv.stats["vends"] += 1
         return out
 
+    # -- catalog-managed tables --
+
+    def _delta(self, method, parts, query, body):
+        """/delta/preview/commits and /delta/v1/...: read-only, GET only."""
+        if method != "GET":
+            raise ApiError("UNIMPLEMENTED", f"{method} /delta/{'/'.join(parts)} is not "
+                                            "implemented by this read-only test server")
+        if parts == ["preview", "commits"]:
+            return self._get_commits(query, body)
+        if parts == ["v1", "config"]:
+            return self._delta_config(query)
+        if (len(parts) in (7, 8) and parts[:2] == ["v1", "catalogs"] and parts[3] == "schemas"
+                and parts[5] == "tables" and all(parts[1:7])):
+            full = f"{parts[2]}.{parts[4]}.{parts[6]}"
+            if len(parts) == 7:
+                return self._load_table(full)
+            if parts[7] == "credentials":
+                return self._delta_credentials(full, query)
+        raise ApiError("NOT_FOUND", f"No such endpoint: delta/{'/'.join(parts)}")
+
+    def _get_commits(self, query, body):
+        """DeltaGetCommits from the JSON body (the OSS server's request object) or, for
+        clients that cannot send a body with GET, from the query string."""
+        cat = self.server.catalog
+        if body:
+            try:
+                req = json.loads(body)
+            except ValueError as e:
+                raise ApiError("INVALID_ARGUMENT", f"Invalid JSON body: {e}")
+            if not isinstance(req, dict):
+                raise ApiError("INVALID_ARGUMENT", "Body must be a DeltaGetCommits object")
+        else:
+            req = dict(query)
+            for k in ("start_version", "end_version"):
+                if k in req:
+                    try:
+                        req[k] = int(req[k])
+                    except ValueError:
+                        raise ApiError("INVALID_ARGUMENT", f"{k} must be an integer")
+        table_id, uri = req.get("table_id"), req.get("table_uri")
+        start, end = req.get("start_version"), req.get("end_version")
+        if not isinstance(table_id, str) or not table_id:
+            raise ApiError("INVALID_ARGUMENT", "Field can not be null: table_id")
+        if not isinstance(start, int) or isinstance(start, bool):
+            raise ApiError("INVALID_ARGUMENT", "Field can not be null: start_version")
+        if start < 0:
+            raise ApiError("INVALID_ARGUMENT", "Field must be >=0: start_version")
+        if end is not None and (not isinstance(end, int) or isinstance(end, bool) or end < start):
+            raise ApiError("INVALID_ARGUMENT", "end_version must be >=start_version if set")
+        try:
+            uuid.UUID(table_id)
+        except ValueError:
+            raise ApiError("INVALID_ARGUMENT", f"Invalid UUID string: {table_id}")
+        found = cat.tables_by_id.get(table_id)
+        if found is None:
+            raise ApiError("TABLE_NOT_FOUND", f"Table not found: {table_id}")
+        c, s, t = found
+        full = f"{c['name']}.{s['name']}.{t['name']}"
+        self._check_select(found, full)
+        if uri is not None and uri.rstrip("/") != (t.get("storage_location") or "").rstrip("/"):
+            raise ApiError("INVALID_ARGUMENT",
+                           f"table_uri {uri} does not match the table's storage location")
+        latest, commits = cat.ratified(t, full)
+        oldest = commits[0]["version"] if commits else latest + 1
+        per_page = t["catalog_managed"].get("max_commits_per_page", COMMITS_PER_PAGE)
+        last = min(end if end is not None else latest, max(start, oldest) + per_page - 1)
+        rows = [c for c in commits if start <= c["version"] <= last]
+        with self.server.lock:
+            self.server.stats["commits"] += 1
+        # "Can be in arbitrary order": newest first, so a client that assumes order fails here
+        return {"commits": rows[::-1], "latest_table_version": latest}
+
+    def _check_select(self, found, full):
+        c, s, t = found
+        if not t.get("select", True):
+            raise ApiError("PERMISSION_DENIED", f"User does not have SELECT on Table '{full}'.")
+
+    def _delta_config(self, query):
+        cat = self.server.catalog
+        cat.catalog(self._required(query, "catalog"))
+        versions = self._required(query, "protocol-versions").split(",")
+        if not any(v.strip().split(".")[0] == "1" for v in versions):
+            raise ApiError("INVALID_ARGUMENT",
+                           f"No protocol version in common: server 1.0, client {','.join(versions)}")
+        base = "/v1/catalogs/{catalog}/schemas/{schema}/tables/{table}"
+        return {"endpoints": [f"GET {base}", f"GET {base}/credentials"],
+                "protocol-version": "1.0"}
+
+    def _load_table(self, full):
+        cat = self.server.catalog
+        found = cat.table(full)
+        c, s, t = found
+        self._check_select(found, full)
+        if not t.get("storage_location"):
+            raise ApiError("INVALID_ARGUMENT", f"Table {full} has no storage location")
+        info = cat.table_info(c, s, t)
+        metadata = {
+            "etag": hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()[:16],
+            "table-type": info["table_type"] if info["table_type"] in ("MANAGED", "EXTERNAL")
+            else "EXTERNAL",
+            "table-uuid": info["table_id"],
+            "location": t["storage_location"],
+            "created-time": cat.created_at,
+            "updated-time": cat.created_at,
+            "columns": {"type": "struct", "fields": t.get("delta_columns", [])},
+            "partition-columns": t.get("partition_columns", []),
+            "properties": cat.properties(t, full),
+        }
+        out = {"metadata": metadata}
+        if isinstance(t.get("catalog_managed"), dict):
+            latest, commits = cat.ratified(t, full)
+            out["commits"] = [{"version": c["version"], "timestamp": c["timestamp"],
+                               "file-name": c["file_name"], "file-size": c["file_size"],
+                               "file-modification-timestamp": c["file_modification_timestamp"]}
+                              for c in reversed(commits)]  # the spec: newest first
+            out["latest-table-version"] = latest
+            with self.server.lock:
+                self.server.stats["commits"] += 1
+        return out
+
+    def _delta_credentials(self, full, query):
+        op = self._required(query, "operation")
+        if op not in ("READ", "READ_WRITE"):
+            raise ApiError("INVALID_ARGUMENT", f"operation must be READ or READ_WRITE, got {op!r}")
+        vended = self._vend_checked(self.server.catalog.table(full), op)
+        config = {}
+        aws = vended.get("aws_temp_credentials")
+        if aws:
+            config = {"s3.access-key-id": aws["access_key_id"],
+                      "s3.secret-access-key": aws["secret_access_key"],
+                      "s3.session-token": aws["session_token"]}
+        elif vended.get("azure_user_delegation_sas"):
+            config = {"azure.sas-token": vended["azure_user_delegation_sas"]["sas_token"]}
+        elif vended.get("gcp_oauth_token"):
+            config = {"gcs.oauth-token": vended["gcp_oauth_token"]["oauth_token"]}
+        return {"storage-credentials": [{
+            "prefix": vended["url"], "operation": op, "config": config,
+            "expiration-time-ms": vended["expiration_time"]}]}
+
 
 def make_server(config, token, ttl, port=0):
     if not token:
@@ -512,7 +751,7 @@ def make_server(config, token, ttl, port=0):
     srv.catalog = Catalog(config)
     srv.vendor = Vendor(srv.catalog, ttl)
     srv.lock = threading.Lock()
-    srv.stats = {"vends": 0, "requests": 0}
+    srv.stats = {"vends": 0, "requests": 0, "commits": 0}
     return srv
 
 
