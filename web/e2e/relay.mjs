@@ -3,7 +3,8 @@
 // One `deltalens serve` holds each table three ways: the local directory (/tables/NAME,
 // read directly by the tab), a private moto bucket and a private azurite container (no
 // CORS rule, credentials only in the server's environment) relayed with `via=/`. Every tab
-// of every table must read the same through the relay as directly; no request of the page
+// of every table, the Query tab's answers included, must read the same through the relay
+// (and through the edge worker, with WORKER) as directly; no request of the page
 // may go anywhere but the server, none may carry a credential, and nothing the page stores
 // may hold one. A direct open of the private bucket fails in the tab (no CORS rule): the
 // relay is what makes it readable.
@@ -26,6 +27,8 @@ const ART = process.env.ARTIFACTS || 'target/e2e';
 const WORKER = process.env.WORKER;
 const WORKER_TOKEN = process.env.WORKER_TOKEN;
 const TABS = ['overview', 'schema', 'history', 'data', 'changes', 'diff', 'files'];
+// every tab above, and the Query tab's answers (its Web Worker reads through the same relay)
+const COMPARED = [...TABS, 'query'];
 fs.mkdirSync(ART, { recursive: true });
 
 const browser = await chromium.launch({
@@ -87,6 +90,30 @@ async function openTable(page, url, via, token) {
   }
 }
 
+// The Query tab's answers to a few questions any table can be asked, as the grid shows
+// them: run in the query module's Web Worker, which reads through the page's relay.
+async function queryText(page, url) {
+  await page.click('#tab-query');
+  await page.waitForSelector('#sql', { timeout: 60000 });
+  const out = [];
+  for (const sql of [`SELECT COUNT(*) AS n FROM '${url}'`, `SELECT * FROM '${url}' LIMIT 20`]) {
+    await page.fill('#sql', sql);
+    await page.click('#run-query');
+    await page.waitForFunction((q) => ['#query-summary', '#query-error'].some((s) => document.querySelector(s)?.dataset.sql === q), sql, { timeout: 120000 });
+    if (await page.locator('#query-error').count()) {
+      throw new Error(`query tab: ${sql}: ${await page.locator('#query-error').innerText()}`);
+    }
+    const head = await page.locator('#query-grid thead th').allInnerTexts();
+    const rows = await page.locator('#query-grid tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.innerText).join('\t')));
+    // an empty grid would compare equal to another empty grid: every table here has rows
+    if (!head.length || !rows.length || (sql.includes('COUNT') && !(Number(rows[0]) > 0))) {
+      throw new Error(`query tab: ${sql}: no rows (${head.join(',')}: ${rows.length} rows)`);
+    }
+    out.push(sql, head.join('\t'), ...rows);
+  }
+  return out.join('\n').split(url).join('TABLE');
+}
+
 async function readAll(page, url, via, token) {
   await openTable(page, url, via, token);
   await page.waitForSelector('#tab-overview', { timeout: 60000 });
@@ -95,6 +122,7 @@ async function readAll(page, url, via, token) {
   if (err) throw new Error(`opening ${url}: ${await page.locator('.error').first().innerText()}`);
   const out = {};
   for (const t of TABS) out[t] = await tabText(page, t, url);
+  out.query = await queryText(page, url);
   return out;
 }
 
@@ -122,8 +150,8 @@ for (const name of TABLES) {
       if (!directRead[name]) throw new Error('no direct read to compare with');
       const url = tableAt(store, name);
       const relayed = await readAll(page, url, '/');
-      for (const t of TABS) relayed[t] = sameFileTimes(directRead[name][t], relayed[t]);
-      for (const t of TABS) {
+      for (const t of COMPARED) relayed[t] = sameFileTimes(directRead[name][t], relayed[t]);
+      for (const t of COMPARED) {
         if (relayed[t] !== directRead[name][t]) {
           fs.writeFileSync(`${ART}/relay-${store}-${name}-${t}.txt`, `direct:\n${directRead[name][t]}\n\nrelayed:\n${relayed[t]}\n`);
           throw new Error(`tab ${t} differs (see ${ART}/relay-${store}-${name}-${t}.txt)`);
@@ -136,8 +164,8 @@ for (const name of TABLES) {
       await check(`${store} through the worker ${name}: every tab equals the direct read`, async (page) => {
         if (!directRead[name]) throw new Error('no direct read to compare with');
         const relayed = await readAll(page, tableAt(store, name), WORKER, WORKER_TOKEN);
-        for (const t of TABS) relayed[t] = sameFileTimes(directRead[name][t], relayed[t]);
-        for (const t of TABS) {
+        for (const t of COMPARED) relayed[t] = sameFileTimes(directRead[name][t], relayed[t]);
+        for (const t of COMPARED) {
           if (relayed[t] !== directRead[name][t]) {
             fs.writeFileSync(`${ART}/worker-${store}-${name}-${t}.txt`, `direct:\n${directRead[name][t]}\n\nthrough the worker:\n${relayed[t]}\n`);
             throw new Error(`tab ${t} differs (see ${ART}/worker-${store}-${name}-${t}.txt)`);
