@@ -567,14 +567,18 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError("INVALID_ARGUMENT", "table_id is required")
         if op not in ("READ", "READ_WRITE"):
             raise ApiError("INVALID_ARGUMENT", f"operation must be READ or READ_WRITE, got {op!r}")
+        return self._vend_checked(self._table_by_id(table_id, "Table not found with id"), op)
+
+    def _table_by_id(self, table_id, missing):
+        """(catalog, schema, table) of a table_id, with the OSS server's errors."""
         try:
             uuid.UUID(table_id)
         except ValueError:  # the OSS server's UUID.fromString -> IllegalArgumentException
             raise ApiError("INVALID_ARGUMENT", f"Invalid UUID string: {table_id}")
-        found = srv.catalog.tables_by_id.get(table_id)
+        found = self.server.catalog.tables_by_id.get(table_id)
         if found is None:
-            raise ApiError("TABLE_NOT_FOUND", f"Table not found with id: {table_id}")
-        return self._vend_checked(found, op)
+            raise ApiError("TABLE_NOT_FOUND", f"{missing}: {table_id}")
+        return found
 
     def _vend_checked(self, found, op):
         srv = self.server
@@ -651,13 +655,7 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError("INVALID_ARGUMENT", "Field must be >=0: start_version")
         if end is not None and (not isinstance(end, int) or isinstance(end, bool) or end < start):
             raise ApiError("INVALID_ARGUMENT", "end_version must be >=start_version if set")
-        try:
-            uuid.UUID(table_id)
-        except ValueError:
-            raise ApiError("INVALID_ARGUMENT", f"Invalid UUID string: {table_id}")
-        found = cat.tables_by_id.get(table_id)
-        if found is None:
-            raise ApiError("TABLE_NOT_FOUND", f"Table not found: {table_id}")
+        found = self._table_by_id(table_id, "Table not found")
         c, s, t = found
         full = f"{c['name']}.{s['name']}.{t['name']}"
         self._check_select(found, full)
@@ -675,7 +673,7 @@ class Handler(BaseHTTPRequestHandler):
         return {"commits": rows[::-1], "latest_table_version": latest}
 
     def _check_select(self, found, full):
-        c, s, t = found
+        _, _, t = found
         if not t.get("select", True):
             raise ApiError("PERMISSION_DENIED", f"User does not have SELECT on Table '{full}'.")
 
