@@ -555,7 +555,6 @@ class Handler(BaseHTTPRequestHandler):
         return out
 
     def _vend(self, body):
-        srv = self.server
         try:
             req = json.loads(body or b"null")
         except ValueError as e:
