@@ -173,7 +173,11 @@ impl TableInfo {
         } else {
             (location.clone(), None)
         };
-        // the location is checked like any table URL: it names where credentials go
+        // the location is checked like any table URL (it names where credentials go), as
+        // it is kept and used: checking the text before its trailing `/` are trimmed let
+        // `s3://l/. //` pass as the key `. ` and be kept as `s3://l/. `, which every
+        // later parse (trimming blanks) read as `s3://l/.` and refused (found by fuzzing)
+        let location = location.trim_end_matches('/').to_string();
         let parsed = TableUrl::parse(&location).map_err(|e| CatalogError::BadLocation {
             name: full_name.to_string(),
             location: location.clone(),
@@ -192,7 +196,7 @@ impl TableInfo {
         Ok(TableInfo {
             full_name: full_name.to_string(),
             table_id,
-            storage_location: location.trim_end_matches('/').to_string(),
+            storage_location: location,
             s3_endpoint,
         })
     }
@@ -213,6 +217,28 @@ mod tests {
         let c = config();
         let r = c.get_table("m.s.t");
         TableInfo::parse(&c, &r, "m.s.t", status, body.as_bytes())
+    }
+
+    /// Fuzzing (relay target) found a location the check passed but whose kept form did
+    /// not parse: `s3://l/. ///` was checked with its trailing `/` (key `. `) and kept
+    /// without them (`s3://l/. `, which a parse trims to `s3://l/.`). What is kept is what
+    /// was checked now: that location is refused, and any kept one parses.
+    #[test]
+    fn the_kept_location_is_the_checked_one() {
+        for location in ["s3://l/. ///////////////", "s3://b/t. /", "s3://b/ /"] {
+            let body = format!(
+                r#"{{"table_type":"EXTERNAL","data_source_format":"DELTA","storage_location":"{location}","table_id":"a"}}"#
+            );
+            if let Ok(t) = parse(200, &body) {
+                TableUrl::parse(&t.storage_location)
+                    .unwrap_or_else(|e| panic!("{location} kept as {}: {e}", t.storage_location));
+            }
+        }
+        assert!(parse(
+            200,
+            r#"{"table_type":"EXTERNAL","data_source_format":"DELTA","storage_location":"s3://l/. ///","table_id":"a"}"#
+        )
+        .is_err());
     }
 
     #[test]
