@@ -46,6 +46,35 @@ fn secret(kind: &str, n: usize, arg: &str) -> String {
     format!("{lead}{kind}{MARK}{n}{trail}")
 }
 
+/// What identifies each of the form's secrets wherever it shows, also percent-encoded:
+/// its marker with the letters before it (`rtokFUZZMARK5`, `sasFUZZMARK3`). A link
+/// cannot spell one: its text holds no marker, and the `F` percent-encoding writes (`%2F`)
+/// follows `%` and a hex digit, never a secret's letters. (The bare marker could be
+/// spelled so: a link's `/UZZMARK2` is `%2FUZZMARK2` in a URL, a finding of this target
+/// that was this check's, not a leak: fuzz/regressions/credential_binding.)
+fn markers(form: &Form) -> Vec<String> {
+    [
+        &form.relay_token.value,
+        &form.azure_sas.value,
+        &form.s3.value.key,
+        &form.s3.value.secret,
+        &form.s3.value.token,
+    ]
+    .into_iter()
+    .filter_map(|v| {
+        let v = v.trim();
+        let at = v.find(MARK)?;
+        let start = v[..at]
+            .rfind(|c: char| !c.is_ascii_alphanumeric())
+            .map_or(0, |i| i + 1);
+        let digits = v[at + MARK.len()..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(v.len() - at - MARK.len());
+        Some(v[start..at + MARK.len() + digits].to_string())
+    })
+    .collect()
+}
+
 /// `TABLE[ RELAY]`: the relay is absent without a space.
 fn table_and_relay(arg: &str) -> (&str, Option<&str>) {
     match arg.split_once(' ') {
@@ -203,6 +232,7 @@ fn check_plan(form: &Form, table: &str, relay: Option<&str>, plan: &Plan) {
         plan.secrets
     );
     // the secrets are nowhere else
+    let secrets = markers(form);
     for shown in [
         endpoint.root.clone(),
         object,
@@ -210,7 +240,12 @@ fn check_plan(form: &Form, table: &str, relay: Option<&str>, plan: &Plan) {
         format!("{endpoint:?}"),
         format!("{plan:?}"),
     ] {
-        assert!(!shown.contains(MARK), "a secret shows in {shown}");
+        for m in &secrets {
+            assert!(
+                !shown.contains(m.as_str()),
+                "a secret ({m}) shows in {shown}"
+            );
+        }
     }
     // and what is bound to exactly this binding, for this kind of service, is given
     if let Some(at) = scope.as_deref() {
