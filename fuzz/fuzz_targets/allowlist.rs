@@ -8,7 +8,7 @@
 
 use deltalens_api::access::Allowlist;
 use deltalens_fetch_storage::{BrowserOptions, Endpoint};
-use deltalens_storage::TableUrl;
+use deltalens_storage::{Store, TableUrl};
 
 const PROBE: &str = "_delta_log/00000000000000000000.json";
 
@@ -23,8 +23,15 @@ fn host_of(url: &str, opts: &BrowserOptions) -> Option<(String, String, Option<u
 }
 
 /// `t` is `root` or under it: same store, key equal or below at a `/` (a root key that
-/// ends with `/`, such as `file:`'s `/`, is its own boundary).
+/// ends with `/`, such as `file:`'s `/`, is its own boundary); a Unity Catalog name is
+/// under its catalog and schema, part by part (`uc://main` holds `uc://main.sales.t`, not
+/// `uc://mainx`).
 fn under(t: &TableUrl, root: &TableUrl) -> bool {
+    if let (Store::UnityCatalog { name: me }, Store::UnityCatalog { name: root }) =
+        (&t.store, &root.store)
+    {
+        return me.len() >= root.len() && me.iter().zip(root).all(|(a, b)| a == b);
+    }
     t.store == root.store
         && (root.key.is_empty()
             || t.key == root.key
